@@ -1,0 +1,1 @@
+"""cdclake: hourly CDC lakehouse on Airflow, Spark, Iceberg and Great Expectations."""

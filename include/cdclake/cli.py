@@ -1,0 +1,80 @@
+"""The ``cdclake`` command. Each sub-command is a thin shell over a module of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from cdclake.exceptions import CdclakeError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _formats(args: argparse.Namespace) -> int:
+    from spark_jobs.formats import registry
+
+    for format_id, decoder in registry().items():
+        print(f"{format_id:<20} {decoder.description}")
+    return 0
+
+
+def _decode(args: argparse.Namespace) -> int:
+    from cdclake.decode_cli import run_decode
+
+    return run_decode(args.files, args.format, args.key_file, args.schema_file, args.timezone,
+                      sys.stdout, sys.stderr, whole_file=args.whole_file)
+
+
+def _kafka(args: argparse.Namespace) -> int:
+    from cdclake import kafka_broker
+
+    return kafka_broker.command(args.action, port=args.port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cdclake",
+        description="Hourly CDC lakehouse: Kafka -> raw -> Iceberg changelog -> current-state tables.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = commands.add_parser("formats", help="list the CDC message formats cdclake decodes")
+    p.set_defaults(handler=_formats)
+
+    p = commands.add_parser("decode", help="decode captured messages into canonical change rows (JSON lines)")
+    p.add_argument("--format", default="auto", help="format id (see `cdclake formats`) or auto")
+    p.add_argument("--key-file", help="Kafka keys, one line per message of FILE (Debezium key columns)")
+    p.add_argument("--schema-file", help="vendor Avro schema file (drs_avro)")
+    p.add_argument("--timezone", default="UTC", help="source time zone of zone-less vendor timestamps")
+    p.add_argument("--whole-file", action="store_true",
+                   help="each FILE is one message (pretty-printed JSON) instead of JSON lines")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(handler=_decode)
+
+    p = commands.add_parser("kafka", help="the embedded Apache Kafka broker (KRaft)")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--port", type=int, help="listener port (default from configuration, 9092)")
+    p.set_defaults(handler=_kafka)
+
+    for register in _EXTRA_COMMANDS:
+        register(commands)
+    return parser
+
+
+# Sub-commands contributed by other modules: functions that add a parser to ``commands``.
+_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except CdclakeError as exc:
+        print(f"cdclake: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

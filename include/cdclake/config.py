@@ -1,0 +1,116 @@
+"""The pipeline configuration: one YAML file, environment overrides, one frozen object.
+
+Configuration enters once (file + ``CDCLAKE_*`` environment variables) and is passed down as a
+:class:`PipelineConfig`; transforms never read the environment themselves.
+
+Environment overrides: ``CDCLAKE_KAFKA_BOOTSTRAP``, ``CDCLAKE_KAFKA_PORT``,
+``CDCLAKE_CATALOG_URI``, ``CDCLAKE_WAREHOUSE``, ``CDCLAKE_SPARK_MASTER``, ``CDCLAKE_HOME``
+(state folder) and ``CDCLAKE_CONFIG`` (this file's path).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cdclake.exceptions import ConfigError
+from cdclake.paths import config_path, state_home
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    name: str
+    format: str = "auto"
+    source_timezone: str = "UTC"
+    # "db.table" or "table" -> key columns; overrides what messages say.
+    primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    schema_file: str | None = None
+    quarantine_rate_max: float | None = None
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    quarantine_rate_max: float = 0.05
+    event_time_floor: str = "2000-01-01"
+    future_tolerance_minutes: int = 60
+    clock_skew_minutes: int = 10
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    bootstrap_servers: str
+    kafka_port: int
+    kafka_options: dict[str, str]
+    kafka_conn_id: str
+    catalog_name: str
+    catalog_uri: str
+    warehouse: str
+    spark_master: str
+    spark_driver_memory: str
+    spark_conf: dict[str, str]
+    topics: tuple[TopicConfig, ...]
+    gates: GateConfig
+    tombstone_retention_days: int
+    max_value_bytes: int
+    home: Path
+
+    def topic(self, name: str) -> TopicConfig:
+        for topic in self.topics:
+            if topic.name == name:
+                return topic
+        return TopicConfig(name=name)
+
+
+def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> PipelineConfig:
+    """Read the YAML file and apply environment overrides."""
+    env = dict(os.environ) if env is None else env
+    file = Path(path or config_path())
+    try:
+        raw: dict[str, Any] = yaml.safe_load(file.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file {file} not found; set CDCLAKE_CONFIG or create it") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration file {file} is not valid YAML: {exc}") from None
+    home = state_home()
+    kafka = raw.get("kafka") or {}
+    catalog = raw.get("catalog") or {}
+    spark = raw.get("spark") or {}
+    gates = raw.get("gates") or {}
+    port = int(env.get("CDCLAKE_KAFKA_PORT") or kafka.get("port") or 9092)
+    bootstrap = env.get("CDCLAKE_KAFKA_BOOTSTRAP") or kafka.get("bootstrap_servers") or f"localhost:{port}"
+    topics = tuple(_topic(t) for t in raw.get("topics") or [])
+    return PipelineConfig(
+        bootstrap_servers=str(bootstrap),
+        kafka_port=port,
+        kafka_options={str(k): str(v) for k, v in (kafka.get("options") or {}).items()},
+        kafka_conn_id=str(kafka.get("airflow_conn_id") or "kafka_default"),
+        catalog_name=str(catalog.get("name") or "lakehouse"),
+        catalog_uri=env.get("CDCLAKE_CATALOG_URI") or catalog.get("uri") or f"sqlite:///{home}/catalog.db",
+        warehouse=env.get("CDCLAKE_WAREHOUSE") or catalog.get("warehouse") or f"file://{home}/warehouse",
+        spark_master=env.get("CDCLAKE_SPARK_MASTER") or spark.get("master") or "local[2]",
+        spark_driver_memory=str(spark.get("driver_memory") or "4g"),
+        spark_conf={str(k): str(v) for k, v in (spark.get("conf") or {}).items()},
+        topics=topics,
+        gates=GateConfig(**{k: v for k, v in gates.items() if k in GateConfig.__dataclass_fields__}),
+        tombstone_retention_days=int((raw.get("compaction") or {}).get("tombstone_retention_days", 7)),
+        max_value_bytes=int((raw.get("normalize") or {}).get("max_value_bytes", 16 * 1024 * 1024)),
+        home=home,
+    )
+
+
+def _topic(raw: dict[str, Any]) -> TopicConfig:
+    if "name" not in raw:
+        raise ConfigError(f"every entry under 'topics' needs a 'name': {raw!r}")
+    keys = {str(t): tuple(cols) for t, cols in (raw.get("primary_keys") or {}).items()}
+    return TopicConfig(
+        name=str(raw["name"]),
+        format=str(raw.get("format") or "auto"),
+        source_timezone=str(raw.get("source_timezone") or "UTC"),
+        primary_keys=keys,
+        schema_file=raw.get("schema_file"),
+        quarantine_rate_max=raw.get("quarantine_rate_max"),
+    )

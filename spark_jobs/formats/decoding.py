@@ -1,0 +1,71 @@
+"""Decode a batch of raw messages with one format: rows, rejections and control messages.
+
+The CLI and the Spark path both call :func:`decode_one` per message, so both give the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_jobs.formats import errors
+from spark_jobs.formats.base import Decoder, pair_update_halves
+from spark_jobs.formats.canonical import RawMessage
+from spark_jobs.formats.errors import DecodeError
+
+
+@dataclass(frozen=True)
+class Rejected:
+    message: RawMessage
+    format_id: str
+    reason: str
+    detail: str
+
+
+@dataclass
+class Outcome:
+    """What one message became: change rows, a control kind, or a rejection."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    control: str | None = None
+    rejected: Rejected | None = None
+
+
+@dataclass
+class BatchResult:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    controls: list[tuple[RawMessage, str]] = field(default_factory=list)
+
+
+def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
+    """Decode one message; bad input becomes a :class:`Rejected`, never an exception."""
+    try:
+        decoded = decoder.decode(message)
+    except DecodeError as exc:
+        return Outcome(rejected=Rejected(message, exc.format_id, exc.reason, str(exc)))
+    except Exception as exc:  # a decoder bug must not lose the message: quarantine it
+        detail = f"{decoder.format_id}: unexpected {type(exc).__name__}: {exc}"
+        return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
+    if decoded.control is not None and not decoded.rows:
+        return Outcome(control=decoded.control)
+    if not decoded.rows:
+        detail = f"{decoder.format_id}: message produced no change rows and is not a control message"
+        return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
+    return Outcome(rows=decoded.rows)
+
+
+def decode_batch(decoder: Decoder, messages: Iterable[RawMessage]) -> BatchResult:
+    """Decode messages in order and pair two-message updates within the batch."""
+    result = BatchResult()
+    for message in messages:
+        outcome = decode_one(decoder, message)
+        if outcome.rejected is not None:
+            result.rejected.append(outcome.rejected)
+        elif outcome.control is not None:
+            result.controls.append((message, outcome.control))
+        else:
+            result.rows.extend(outcome.rows)
+    result.rows = pair_update_halves(result.rows)
+    return result

@@ -1,0 +1,55 @@
+"""``auto``: choose a JSON format per message by structural signature.
+
+Precedence: JSON formats are tried in ascending ``detect_priority``; the first whose ``matches``
+accepts the document decodes it, and its id is what ``source_format`` reports. Each format's
+signature checks fields that only it has, so more specific shapes carry lower priorities (e.g.
+CloudCanal, a Canal superset, is tried before Canal). Binary formats (Avro) are never detected:
+configure them per topic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_jobs.formats import errors
+from spark_jobs.formats.base import JsonDecoder, parse_json_value
+from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.errors import DecodeError
+
+
+def detectable() -> list[type[JsonDecoder]]:
+    from spark_jobs.formats import registry
+
+    found = [d for d in registry().values()
+             if issubclass(d, JsonDecoder) and d.detect_priority is not None]
+    return sorted(found, key=lambda d: (d.detect_priority, d.format_id))
+
+
+def detect(doc: Any) -> type[JsonDecoder] | None:
+    if not isinstance(doc, dict):
+        return None
+    for decoder in detectable():
+        if decoder.matches(doc):
+            return decoder
+    return None
+
+
+class AutoDecoder(JsonDecoder):
+    format_id = "auto"
+    description = "detect the JSON format of each message by its structure"
+
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        self._decoders: dict[str, JsonDecoder] = {}
+
+    def decode(self, message: RawMessage) -> Decoded:
+        doc = parse_json_value("auto", message, self.options.max_value_bytes)
+        decoder_class = detect(doc)
+        if decoder_class is None:
+            shape = sorted(doc)[:12] if isinstance(doc, dict) else type(doc).__name__
+            raise DecodeError("auto", errors.UNKNOWN_FORMAT,
+                              f"no format matches a message with top-level fields {shape}")
+        decoder = self._decoders.get(decoder_class.format_id)
+        if decoder is None:
+            decoder = self._decoders[decoder_class.format_id] = decoder_class(self.options)
+        return decoder.decode_document(doc, message)

@@ -1,0 +1,387 @@
+"""Canonical text for column values, shared by every format.
+
+Rules (ARCHITECTURE.md, "Canonical text"): integers and decimals keep every digit; binary is
+base64; instants are ISO-8601 UTC with their full fraction; wall-clock values keep their fraction
+and no zone; booleans are ``true``/``false``; JSON and documents are compact JSON text. A value
+that cannot be converted keeps its original text and the caller records a warning.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+
+class JsonNumber(str):
+    """A JSON number kept as its exact source text (never through float)."""
+
+
+def loads_exact(text: str | bytes) -> Any:
+    """``json.loads`` that keeps every number as its exact text (:class:`JsonNumber`)."""
+    return json.loads(text, parse_int=JsonNumber, parse_float=JsonNumber,
+                      parse_constant=JsonNumber)
+
+
+def dumps_compact(value: Any) -> str:
+    """Compact JSON text; :class:`JsonNumber` values are written back digit for digit."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, JsonNumber):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return decimal_text(value)
+    if isinstance(value, float):
+        return json.dumps(value)
+    if isinstance(value, bytes | bytearray):
+        return json.dumps(base64.b64encode(bytes(value)).decode("ascii"))
+    if isinstance(value, dict):
+        items = ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{dumps_compact(v)}"
+                         for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(dumps_compact(v) for v in value) + "]"
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class ConversionWarning(ValueError):
+    """A value that could not be converted; the caller keeps the original text and warns."""
+
+
+# ---------------------------------------------------------------- generic text forms
+
+def text_of(value: Any) -> str | None:
+    """Canonical text of a typed JSON value with no further type information."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, JsonNumber | str):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return decimal_text(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dict | list | tuple):
+        return dumps_compact(value)
+    return str(value)
+
+
+def decimal_text(value: Decimal | str) -> str:
+    """Plain (no exponent) decimal text with every digit: ``1.2510357E7`` -> ``12510357``."""
+    dec = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+    if not dec.is_finite():
+        raise ConversionWarning(f"not a finite decimal: {value!r}")
+    text = format(dec, "f")
+    return text
+
+
+def integer_text(value: Any) -> str:
+    """Exact integer text from a JSON number or string (``"007"`` -> ``7``; beyond int64 kept)."""
+    text = str(value).strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return str(int(text))
+    try:
+        dec = Decimal(text)
+    except InvalidOperation as exc:
+        raise ConversionWarning(f"not an integer: {value!r}") from exc
+    if dec != dec.to_integral_value():
+        raise ConversionWarning(f"not an integer: {value!r}")
+    return str(int(dec))
+
+
+def boolean_text(value: Any) -> str:
+    """``true``/``false`` from booleans, 0/1, t/f, yes/no."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value).strip().lower()
+    if text in ("1", "true", "t", "yes", "y", "on"):
+        return "true"
+    if text in ("0", "false", "f", "no", "n", "off"):
+        return "false"
+    raise ConversionWarning(f"not a boolean: {value!r}")
+
+
+# ---------------------------------------------------------------- binary
+
+def base64_of_bytes(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def base64_from_byte_list(text: str) -> str:
+    """DRS binary: ``"[106, 103]"`` (signed or unsigned decimal bytes) -> base64."""
+    inner = text.strip()
+    if not (inner.startswith("[") and inner.endswith("]")):
+        raise ConversionWarning(f"not a byte list: {text[:40]!r}")
+    body = inner[1:-1].strip()
+    if not body:
+        return ""
+    try:
+        numbers = [int(part) for part in body.split(",")]
+    except ValueError as exc:
+        raise ConversionWarning(f"not a byte list: {text[:40]!r}") from exc
+    if any(n < -128 or n > 255 for n in numbers):
+        raise ConversionWarning(f"byte out of range in {text[:40]!r}")
+    return base64_of_bytes(bytes(n & 0xFF for n in numbers))
+
+
+def base64_from_hex(text: str) -> str:
+    """Hex (optionally ``\\x`` or ``0x`` prefixed) -> base64."""
+    body = text.strip()
+    for prefix in ("\\x", "0x", "0X"):
+        if body.startswith(prefix):
+            body = body[len(prefix):]
+            break
+    try:
+        return base64_of_bytes(binascii.unhexlify(body))
+    except (binascii.Error, ValueError) as exc:
+        raise ConversionWarning(f"not hex: {text[:40]!r}") from exc
+
+
+def base64_normalised(text: str) -> str:
+    """Validate base64 text and return it in canonical (padded, standard alphabet) form."""
+    try:
+        data = base64.b64decode(text.strip() + "=" * (-len(text.strip()) % 4), validate=False,
+                                altchars=b"-_" if ("-" in text or "_" in text) else None)
+    except (binascii.Error, ValueError) as exc:
+        raise ConversionWarning(f"not base64: {text[:40]!r}") from exc
+    return base64_of_bytes(data)
+
+
+# ---------------------------------------------------------------- time
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_utc_from_micros(micros: int) -> str:
+    moment = _EPOCH + timedelta(microseconds=micros)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    fraction = micros % 1_000_000
+    if fraction:
+        text += "." + f"{fraction:06d}".rstrip("0")
+    return text + "Z"
+
+
+def iso_utc_from_epoch_text(text: str, unit: str) -> str:
+    """Epoch number text (``"1624614713.201"``, unit ``s``/``ms``/``us``/``ns``) -> ISO UTC.
+
+    Works on the decimal digits, so fractions finer than microseconds are kept in the text.
+    """
+    try:
+        dec = Decimal(str(text).strip())
+    except InvalidOperation as exc:
+        raise ConversionWarning(f"not an epoch number: {text!r}") from exc
+    if not dec.is_finite():
+        raise ConversionWarning(f"not an epoch number: {text!r}")
+    scale = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
+    seconds_dec = dec / scale
+    return iso_utc_from_seconds_decimal(seconds_dec)
+
+
+def iso_utc_from_seconds_decimal(seconds: Decimal) -> str:
+    whole = int(seconds.to_integral_value(rounding="ROUND_FLOOR"))
+    fraction = seconds - whole
+    moment = _EPOCH + timedelta(seconds=whole)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if fraction:
+        digits = format(fraction, "f").split(".", 1)[1].rstrip("0")
+        if digits:
+            text += "." + digits
+    return text + "Z"
+
+
+def micros_from_epoch(value: Any, unit: str) -> int:
+    """Epoch number (text or int, unit ``s``/``ms``/``us``/``ns``) -> integer microseconds."""
+    try:
+        dec = Decimal(str(value).strip())
+    except InvalidOperation as exc:
+        raise ConversionWarning(f"not an epoch number: {value!r}") from exc
+    if not dec.is_finite():
+        raise ConversionWarning(f"not an epoch number: {value!r}")
+    factor = {"s": Decimal(1_000_000), "ms": Decimal(1000), "us": Decimal(1),
+              "ns": Decimal("0.001")}[unit]
+    return int((dec * factor).to_integral_value(rounding="ROUND_FLOOR"))
+
+
+_WALL = re.compile(
+    r"(?P<date>-?\d{4,}-\d{2}-\d{2})(?:[ T](?P<time>\d{2}:\d{2}(?::\d{2})?)(?:\.(?P<frac>\d+))?)?$"
+)
+
+
+def wall_clock_text(text: str) -> str:
+    """Zone-less datetime -> ``YYYY-MM-DDTHH:MM:SS[.fraction]`` (wall clock, fraction kept).
+
+    Invalid calendar values (MySQL ``0000-00-00 00:00:00``) raise :class:`ConversionWarning`;
+    the caller keeps the original text.
+    """
+    match = _WALL.match(str(text).strip())
+    if not match:
+        raise ConversionWarning(f"not a datetime: {text!r}")
+    date_part = match["date"]
+    time_part = match["time"] or "00:00:00"
+    if len(time_part) == 5:
+        time_part += ":00"
+    try:
+        datetime.strptime(f"{date_part} {time_part}", "%Y-%m-%d %H:%M:%S")
+    except ValueError as exc:
+        raise ConversionWarning(f"not a valid datetime: {text!r}") from exc
+    out = f"{date_part}T{time_part}"
+    if match["frac"] and match["frac"].rstrip("0"):
+        out += "." + match["frac"].rstrip("0")
+    return out
+
+
+def date_text(text: str) -> str:
+    """``YYYY-MM-DD`` validated (invalid dates raise :class:`ConversionWarning`)."""
+    body = str(text).strip()[:10]
+    try:
+        datetime.strptime(body, "%Y-%m-%d")
+    except ValueError as exc:
+        raise ConversionWarning(f"not a valid date: {text!r}") from exc
+    return body
+
+
+def wall_clock_to_utc_micros(text: str, zone: str = "UTC") -> int:
+    """Zone-less local datetime text in ``zone`` -> epoch microseconds (UTC)."""
+    from zoneinfo import ZoneInfo
+
+    canonical = wall_clock_text(text)
+    whole, _, frac = canonical.partition(".")
+    moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=ZoneInfo(zone))
+    micros = int((moment - _EPOCH).total_seconds()) * 1_000_000
+    if frac:
+        micros += int((frac + "000000")[:6])
+    return micros
+
+
+def iso_utc_from_zoned_text(text: str) -> str:
+    """ISO text with offset/``Z`` (``2021-01-01T10:00:00.123+08:00``) -> ISO UTC, fraction kept."""
+    body = str(text).strip()
+    match = re.match(
+        r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?\s*(Z|[+-]\d{2}:?\d{2})?$", body)
+    if not match or not match[4]:
+        raise ConversionWarning(f"not a zoned timestamp: {text!r}")
+    zone = match[4]
+    if zone == "Z":
+        offset = timedelta(0)
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    local = datetime.strptime(f"{match[1]} {match[2]}", "%Y-%m-%d %H:%M:%S")
+    utc = local - offset
+    out = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    if match[3] and match[3].rstrip("0"):
+        out += "." + match[3].rstrip("0")
+    return out + "Z"
+
+
+def micros_from_iso_utc(text: str) -> int:
+    """ISO UTC text made by this module -> epoch microseconds (fraction beyond micros dropped)."""
+    body = text.rstrip("Z")
+    whole, _, frac = body.partition(".")
+    moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    micros = int((moment - _EPOCH).total_seconds()) * 1_000_000
+    if frac:
+        micros += int((frac + "000000")[:6])
+    return micros
+
+
+# ---------------------------------------------------------------- java.sql.Types
+
+JAVA_SQL_TYPES: dict[int, str] = {
+    -7: "BOOLEAN",      # BIT
+    -6: "LONG",         # TINYINT
+    5: "LONG",          # SMALLINT
+    4: "LONG",          # INTEGER
+    -5: "LONG",         # BIGINT
+    6: "DOUBLE",        # FLOAT
+    7: "DOUBLE",        # REAL
+    8: "DOUBLE",        # DOUBLE
+    2: "DECIMAL",       # NUMERIC
+    3: "DECIMAL",       # DECIMAL
+    1: "STRING",        # CHAR
+    12: "STRING",       # VARCHAR
+    -1: "STRING",       # LONGVARCHAR
+    -15: "STRING",      # NCHAR
+    -9: "STRING",       # NVARCHAR
+    -16: "STRING",      # LONGNVARCHAR
+    2005: "STRING",     # CLOB
+    2011: "STRING",     # NCLOB
+    91: "DATE",
+    92: "TIME",
+    93: "TIMESTAMP_NTZ",
+    2013: "TIME",       # TIME_WITH_TIMEZONE
+    2014: "TIMESTAMP",  # TIMESTAMP_WITH_TIMEZONE
+    -2: "BINARY",       # BINARY
+    -3: "BINARY",       # VARBINARY
+    -4: "BINARY",       # LONGVARBINARY
+    2004: "BINARY",     # BLOB
+    16: "BOOLEAN",
+    1111: "STRING",     # OTHER
+    0: "STRING",        # NULL
+}
+
+
+_MYSQL_TYPE = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9 _]*?)\s*(?:\((\d+)\s*(?:,\s*(\d+))?\))?\s*"
+                         r"(unsigned|signed)?\s*(zerofill)?\s*$", re.IGNORECASE)
+
+
+def logical_type_from_sql_name(type_name: str) -> str:
+    """Logical type from a SQL type name such as ``bigint(20) unsigned``, ``decimal(10,2)``,
+    ``varchar(22)``, ``timestamp(3)``, ``int4``, ``numeric``, ``bytea``."""
+    raw = (type_name or "").strip()
+    match = _MYSQL_TYPE.match(raw)
+    base = (match[1] if match else raw.split("(")[0]).strip().lower()
+    precision = match[2] if match else None
+    scale = match[3] if match else None
+    unsigned = bool(match and match[4] and match[4].lower() == "unsigned")
+    if base in ("tinyint", "smallint", "mediumint", "int", "integer", "int2", "int4", "int8",
+                "smallserial", "serial", "bigserial", "year", "number_int"):
+        if base == "tinyint" and precision == "1":
+            return "LONG"
+        return "LONG"
+    if base == "bigint":
+        return "DECIMAL(20,0)" if unsigned else "LONG"
+    if base in ("decimal", "numeric", "number", "dec", "fixed", "money", "smallmoney"):
+        if precision:
+            return f"DECIMAL({precision},{scale or 0})"
+        return "DECIMAL"
+    if base in ("float", "double", "real", "float4", "float8", "double precision",
+                "binary_float", "binary_double"):
+        return "DOUBLE"
+    if base in ("bool", "boolean", "bit") and (base != "bit" or precision in (None, "1")):
+        return "BOOLEAN"
+    if base == "date":
+        return "DATE"
+    if base in ("time", "timetz", "time with time zone", "time without time zone"):
+        return "TIME"
+    if base in ("timestamp", "timestamptz", "timestamp with time zone",
+                "timestamp with local time zone", "datetimeoffset"):
+        # MySQL TIMESTAMP and PostgreSQL timestamptz are instants.
+        if base in ("timestamptz", "timestamp with time zone", "datetimeoffset",
+                    "timestamp with local time zone"):
+            return "TIMESTAMP"
+        return "TIMESTAMP"
+    if base in ("datetime", "datetime2", "smalldatetime", "timestamp without time zone"):
+        return "TIMESTAMP_NTZ"
+    if base in ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob", "bytea",
+                "raw", "long raw", "image", "bit varying", "varbit") or base == "bit":
+        return "BINARY"
+    if base in ("json", "jsonb"):
+        return "JSON"
+    return "STRING"
