@@ -43,6 +43,10 @@ class AutoDecoder(JsonDecoder):
         self._decoders: dict[str, JsonDecoder] = {}
 
     def decode(self, message: RawMessage) -> Decoded:
+        if message.value is None:
+            # A null value is a Kafka tombstone (log-compaction delete marker, e.g. Debezium's
+            # after a delete): whatever the format, it is a control message, not a change.
+            return Decoded(control="TOMBSTONE")
         doc = parse_json_value("auto", message, self.options.max_value_bytes)
         decoder_class = detect(doc)
         if decoder_class is None:

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One-time (and safe to repeat) set-up of a fresh machine for cdclake:
+#   - Debian packages: a JDK 17 and Maven (only if missing), python3-venv
+#   - the virtual environment .venv/ with the pinned Python packages and cdclake (editable)
+#   - the jars from Maven Central into .jars/ (Spark extras, Kafka broker)
+# Usage: bash scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+log() { printf '\n== %s\n' "$*"; }
+
+need_apt=()
+command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if ((${#need_apt[@]})); then
+  log "installing Debian packages: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.cdclake-installed
+want=$(cat requirements.txt constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log "installing Python packages (pinned in constraints.txt)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.txt -c constraints.txt
+  .venv/bin/python -m pip install -q --no-deps -e .
+  echo "$want" > "$stamp"
+else
+  log "Python packages up to date"
+fi
+
+fetch_jars() {  # $1 = pom folder name under maven/, jars land in .jars/$1
+  local name=$1 out=$ROOT/.jars/$1
+  local want; want=$(sha256sum "maven/$name/pom.xml" | cut -d' ' -f1)
+  if [ -f "$out/.pom-sha256" ] && [ "$(cat "$out/.pom-sha256")" = "$want" ]; then
+    log "jars for $name up to date"
+    return
+  fi
+  log "resolving jars for $name with Maven"
+  rm -rf "$out"
+  mvn -q -B -s maven/settings.xml -f "maven/$name/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$out" -DincludeScope=runtime
+  echo "$want" > "$out/.pom-sha256"
+}
+fetch_jars spark
+fetch_jars kafka
+
+log "ready: $(.venv/bin/cdclake --help | head -1)"

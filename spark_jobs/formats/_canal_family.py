@@ -1,0 +1,545 @@
+"""Shared decoding for the Canal family: Canal, OMS Canal, DRS JSON / JSON-C and CloudCanal.
+
+All five carry the same idea: a message names one table, an operation, per-column type maps and
+an array of rows (``data``) with an array of "old" rows beside it. They differ in details that one
+decoder can absorb, so each format module only states what is its own:
+
+- where the deleted row is: Canal, DRS JSON-C and OMS put it in ``data``; DRS JSON puts it in
+  ``old``. Taking ``data`` when it holds rows, else ``old``, is right for all of them.
+- what ``old`` holds on UPDATE: Canal and OMS give only the changed columns (an explicit null means
+  "was NULL"), DRS gives the full before image. The before image is the ``data`` row overlaid with
+  the ``old`` row, which is right for both.
+- how binary travels: Canal and TiCDC send each byte as one ISO-8859-1 character, DRS as a decimal
+  byte list ``"[106, 103]"``, OMS as base64 (:attr:`CanalFamilyDecoder.binary_encoding`).
+- how a MySQL TIMESTAMP (an instant) travels: epoch seconds ``"1624614713.201"`` (DRS JSON, OMS)
+  or zone-less text in the source's zone (Canal, DRS JSON-C). :func:`instant_text` accepts both.
+
+Detection helpers at the end of this module let each format state its ``auto`` signature from the
+same observations; the precedence is documented in each format's class docstring.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import InvalidOperation
+from typing import Any, ClassVar
+
+from spark_jobs.formats import errors
+from spark_jobs.formats.base import JsonDecoder, key_of
+from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.values import (
+    JAVA_SQL_TYPES,
+    ConversionWarning,
+    JsonNumber,
+    base64_from_byte_list,
+    base64_normalised,
+    base64_of_bytes,
+    boolean_text,
+    date_text,
+    decimal_text,
+    dumps_compact,
+    integer_text,
+    iso_utc_from_epoch_text,
+    iso_utc_from_micros,
+    iso_utc_from_zoned_text,
+    loads_exact,
+    logical_type_from_sql_name,
+    micros_from_epoch,
+    text_of,
+    wall_clock_text,
+    wall_clock_to_utc_micros,
+)
+
+# ---------------------------------------------------------------- operations
+
+DML_OPS = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "SNAPSHOT"}
+# Canal EventType names that are DDL, plus DRS's DDL/INIT_DDL and names CloudCanal uses.
+DDL_TYPES = frozenset({"DDL", "INIT_DDL", "CREATE", "ALTER", "ERASE", "DROP", "QUERY", "RENAME",
+                       "CINDEX", "DINDEX"})
+# Canal EventType / vendor names that carry no row change.
+CONTROL_TYPES = {
+    "GTID": "GTID",
+    "XACOMMIT": "TRANSACTION_END",
+    "XAROLLBACK": "TRANSACTION_END",
+    "MHEARTBEAT": "HEARTBEAT",
+    "HEARTBEAT": "HEARTBEAT",
+    "TIDB_WATERMARK": "HEARTBEAT",  # TiCDC canal-json with enable-tidb-extension
+    "BEGIN": "TRANSACTION_BEGIN",
+    "COMMIT": "TRANSACTION_END",
+}
+
+BINARY_LATIN1 = "latin1"
+BINARY_BYTE_LIST = "byte_list"
+BINARY_BASE64 = "base64"
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_EPOCH_SECONDS = re.compile(r"^\s*\d{1,12}(\.\d+)?\s*$")
+_BYTE_LIST = re.compile(r"^\s*\[\s*(-?\d{1,3}\s*(,\s*-?\d{1,3}\s*)*)?\]\s*$")
+_WALL_CLOCK = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?(\.\d+)?\s*$")
+_TIME = re.compile(r"^\s*(-?\d{1,3}:\d{2}(?::\d{2})?)(?:\.(\d+))?\s*$")
+_ZONED = re.compile(r"[T ]\d{2}:\d{2}(:\d{2})?(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})$")
+# Type names that are text: anything else that the SQL-name mapping calls STRING is a name it
+# does not know (OMS writes "int64"), and then java.sql.Types in sqlType decides.
+_TEXT_TYPE_NAMES = frozenset({
+    "char", "varchar", "character", "character varying", "nchar", "nvarchar", "national char",
+    "national varchar", "text", "tinytext", "mediumtext", "longtext", "string", "enum", "set",
+    "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+    "multipolygon", "geometrycollection", "uuid", "clob", "nclob", "varchar2", "nvarchar2",
+})
+
+
+# ---------------------------------------------------------------- types and values
+
+def column_logical_type(type_name: Any, sql_type: Any) -> str | None:
+    """Logical type of a column from its vendor type name and/or java.sql.Types code.
+
+    The type name wins (it tells ``timestamp`` from ``datetime``, precision and signedness);
+    ``sqlType`` decides when the name is missing or unknown. ``bit(n)`` with n > 1 is a number
+    in Canal's text, not bytes.
+    """
+    name = type_name.strip() if isinstance(type_name, str) and type_name.strip() else None
+    code = _int_or_none(sql_type)
+    if name is not None:
+        base = re.split(r"[\s(]", name.lower(), maxsplit=1)[0]
+        if base == "bit":
+            digits = re.search(r"\((\d+)\)", name)
+            if digits and int(digits[1]) > 1:
+                return "LONG"
+        logical = logical_type_from_sql_name(name)
+        if logical != "STRING" or _is_text_type_name(name):
+            return logical
+    if code is not None and code in JAVA_SQL_TYPES:
+        return JAVA_SQL_TYPES[code]
+    return "STRING" if name is not None else None
+
+
+def _is_text_type_name(name: str) -> bool:
+    lowered = re.sub(r"\(.*$", "", name.strip().lower()).strip()
+    lowered = re.sub(r"\s+(character set|charset|collate)\b.*$", "", lowered)
+    return lowered in _TEXT_TYPE_NAMES
+
+
+def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return None
+
+
+def double_text(value: Any) -> str:
+    """Exact plain-decimal text of a floating value (``1.2510357E7`` -> ``12510357``).
+
+    NaN and infinities have no decimal form and are kept as the vendor spelled them.
+    """
+    text = str(value).strip()
+    if text.lower().lstrip("+-") in ("nan", "infinity", "inf"):
+        return text
+    return decimal_text(text)
+
+
+def time_text(value: Any) -> str:
+    """MySQL TIME text (may exceed 24 h or be negative), fraction kept without trailing zeros."""
+    match = _TIME.match(str(value))
+    if not match:
+        raise ConversionWarning(f"not a time: {value!r}")
+    whole = match[1] if match[1].count(":") == 2 else match[1] + ":00"
+    frac = (match[2] or "").rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
+
+
+def instant_text(value: Any, zone: str) -> str:
+    """A MySQL TIMESTAMP as ISO UTC: epoch seconds ``"1624614713.201"``, zoned ISO text, or
+    zone-less ``"2021-06-25 17:51:53"`` read in ``zone`` (the source's time zone)."""
+    text = str(value).strip()
+    if _EPOCH_SECONDS.match(text):
+        return iso_utc_from_epoch_text(text, "s")
+    if _ZONED.search(text):
+        return iso_utc_from_zoned_text(text)
+    canonical = wall_clock_text(text)
+    whole, _, fraction = canonical.partition(".")
+    try:
+        micros = wall_clock_to_utc_micros(whole, zone)
+    except (ValueError, KeyError) as exc:  # unknown zone name or invalid local time
+        raise ConversionWarning(f"cannot place {text!r} in zone {zone!r}: {exc}") from exc
+    iso = iso_utc_from_micros(micros)
+    return iso[:-1] + "." + fraction + "Z" if fraction else iso
+
+
+def binary_text(value: Any, encoding: str) -> str:
+    """Binary column text -> base64, by the vendor's encoding."""
+    if isinstance(value, list):  # a JSON array of byte numbers
+        value = "[" + ",".join(str(v) for v in value) + "]"
+    text = str(value)
+    if encoding == BINARY_BYTE_LIST:
+        return base64_from_byte_list(text)
+    if encoding == BINARY_BASE64:
+        return base64_normalised(text)
+    try:
+        return base64_of_bytes(text.encode("latin-1"))
+    except UnicodeEncodeError as exc:
+        raise ConversionWarning("binary text has characters beyond ISO-8859-1") from exc
+
+
+def json_text(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return dumps_compact(value)
+    try:
+        return dumps_compact(loads_exact(str(value)))
+    except ValueError as exc:
+        raise ConversionWarning(f"not JSON: {str(value)[:40]!r}") from exc
+
+
+def _converter(logical: str | None, binary_encoding: str, zone: str) -> Any:
+    if logical is None or logical == "STRING":
+        return text_of
+    if logical == "LONG":
+        return integer_text
+    if logical.startswith("DECIMAL"):
+        return decimal_text
+    table = {
+        "DOUBLE": double_text,
+        "BOOLEAN": boolean_text,
+        "DATE": date_text,
+        "TIME": time_text,
+        "TIMESTAMP_NTZ": wall_clock_text,
+        "JSON": json_text,
+    }
+    if logical in table:
+        return table[logical]
+    if logical == "TIMESTAMP":
+        return lambda v: instant_text(v, zone)
+    if logical == "BINARY":
+        return lambda v: binary_text(v, binary_encoding)
+    return text_of
+
+
+def _guarded(converter: Any) -> Any:
+    """A converter whose every parse failure is a :class:`ConversionWarning` (original kept)."""
+    def run(value: Any) -> str:
+        try:
+            return converter(value)
+        except ConversionWarning:
+            raise
+        except (ValueError, ArithmeticError, InvalidOperation, OverflowError) as exc:
+            raise ConversionWarning(f"cannot convert {str(value)[:40]!r}: {exc}") from exc
+    return run
+
+
+# ---------------------------------------------------------------- the message, normalised
+
+@dataclass
+class CanalFields:
+    """One message's Canal-shaped fields, whatever the vendor calls them."""
+
+    kind: str                       # the operation as the vendor wrote it
+    kind_field: str                 # its field name, for error messages
+    data: list[Any] | None
+    old: list[Any] | None
+    old_field: str                  # "old" (Canal) or "before" (CloudCanal)
+    type_names: dict[str, Any]
+    sql_types: dict[str, Any]
+    pk_names: list[str] | None
+    table_change_pks: list[str] | None
+    database: str | None
+    schema_name: str | None
+    table: str | None
+    event_ms: Any
+    event_field: str
+    produced_ms: Any
+    produced_field: str
+    sequence: Any
+    position: str | None
+    is_ddl: bool | None
+    sql: str | None
+
+
+class CanalFamilyDecoder(JsonDecoder):
+    """Decodes :class:`CanalFields` into change rows; subclasses say how to read their fields."""
+
+    binary_encoding: ClassVar[str] = BINARY_LATIN1
+
+    # -- per-format ----------------------------------------------------------------------
+    def fields(self, doc: dict[str, Any]) -> CanalFields:
+        """Canal's own field names (DRS and OMS use them too)."""
+        kind = self.require(doc, "type", str)
+        tidb = doc.get("_tidb") if isinstance(doc.get("_tidb"), dict) else {}
+        gtid = doc.get("gtid")
+        position = None
+        if isinstance(gtid, str) and gtid:
+            position = gtid
+        elif tidb.get("commitTs") is not None:
+            position = str(tidb["commitTs"])
+        return CanalFields(
+            kind=kind, kind_field="type",
+            data=self._array(doc, "data"), old=self._array(doc, "old"), old_field="old",
+            type_names=self._object(doc, "mysqlType"), sql_types=self._object(doc, "sqlType"),
+            pk_names=self._names(doc, "pkNames"), table_change_pks=table_change_primary_keys(doc),
+            database=self._text(doc, "database"), schema_name=None,
+            table=self._text(doc, "table"),
+            event_ms=doc.get("es"), event_field="es",
+            produced_ms=doc.get("ts"), produced_field="ts",
+            sequence=doc.get("id"), position=position,
+            is_ddl=doc.get("isDdl") if isinstance(doc.get("isDdl"), bool) else None,
+            sql=doc.get("sql") if isinstance(doc.get("sql"), str) else None,
+        )
+
+    # -- shared --------------------------------------------------------------------------
+    def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        f = self.fields(doc)
+        kind = f.kind.strip().upper()
+        if kind in CONTROL_TYPES:
+            return Decoded(control=CONTROL_TYPES[kind])
+        if kind == "TRUNCATE":
+            op = "TRUNCATE"
+        elif kind in DML_OPS:
+            op = DML_OPS[kind]
+        elif kind in DDL_TYPES or f.is_ddl:
+            op = "DDL"
+        else:
+            raise self.fail(errors.INVALID_OP,
+                            f"'{f.kind_field}' must be INSERT, UPDATE, DELETE, a DDL type or a "
+                            f"control type, got {f.kind!r}")
+        common = self._common(f)
+        if op in ("DDL", "TRUNCATE"):
+            row = self.row(message, 0, op=op, ddl=f.sql if f.sql else None, **common)
+            return Decoded(rows=[row])
+        return Decoded(rows=self._dml_rows(f, op, common, message))
+
+    def _common(self, f: CanalFields) -> dict[str, Any]:
+        keys = self._key_columns(f)
+        types: dict[str, str] = {}
+        for column in dict.fromkeys([*f.type_names, *f.sql_types]):
+            logical = column_logical_type(f.type_names.get(column), f.sql_types.get(column))
+            if logical is not None:
+                types[str(column)] = logical
+        return {
+            "database": f.database, "schema_name": f.schema_name, "table_name": f.table,
+            "primary_key_columns": keys, "column_types": types,
+            "event_time": self._epoch_ms(f.event_ms, f.event_field),
+            "produced_time": self._epoch_ms(f.produced_ms, f.produced_field),
+            "source_sequence": self._sequence(f.sequence),
+            "source_position": f.position,
+        }
+
+    def _key_columns(self, f: CanalFields) -> list[str]:
+        override = self.key_override(f.database, f.table)
+        if override:
+            return list(override)
+        if f.pk_names:
+            return list(f.pk_names)
+        if f.table_change_pks:
+            return list(f.table_change_pks)
+        return []
+
+    def _dml_rows(self, f: CanalFields, op: str, common: dict[str, Any],
+                  message: RawMessage) -> list[dict[str, Any]]:
+        if op == "DELETE":
+            # Canal, JSON-C, OMS: deleted rows in data; DRS JSON: in old (CloudCanal: before).
+            source, source_field = (f.data, "data") if f.data else (f.old, f.old_field)
+        else:
+            source, source_field = f.data, "data"
+        if not source:
+            where = "'data'" if op != "DELETE" else f"'data' or '{f.old_field}'"
+            raise self.fail(errors.MISSING_FIELD,
+                            f"{where} must hold at least one row when "
+                            f"'{f.kind_field}' is {f.kind}")
+        keys = common["primary_key_columns"]
+        rows = []
+        for index, raw in enumerate(source):
+            if not isinstance(raw, dict):
+                raise self.fail(errors.INVALID_FIELD,
+                                f"'{source_field}[{index}]' must be an object")
+            warnings: list[str] = []
+            types = dict(common["column_types"])
+            image = self._image(raw, types, warnings)
+            before = after = None
+            if op == "DELETE":
+                before = image
+            else:
+                after = image
+            if op == "UPDATE":
+                before = self._before_image(f, index, raw, types, warnings)
+            key_image = before if op == "DELETE" else after
+            row_key = key_of(key_image, keys)
+            if keys and row_key is None:
+                missing = [k for k in keys if k not in (key_image or {})]
+                raise self.fail(errors.MISSING_KEY,
+                                f"key column(s) {missing} missing from '{source_field}[{index}]' "
+                                f"when '{f.kind_field}' is {f.kind}")
+            rows.append(self.row(
+                message, index, op=op, row_key=row_key, before=before, after=after,
+                after_is_full=op != "DELETE", warnings=warnings,
+                **{**common, "column_types": types},
+            ))
+        return rows
+
+    def _before_image(self, f: CanalFields, index: int, after_raw: dict[str, Any],
+                      types: dict[str, str], warnings: list[str]) -> dict[str, str | None] | None:
+        """``data`` overlaid with ``old``: right for partial (Canal) and full (DRS) old rows."""
+        if f.old is None or index >= len(f.old) or f.old[index] is None:
+            return None
+        old = f.old[index]
+        if not isinstance(old, dict):
+            raise self.fail(errors.INVALID_FIELD, f"'{f.old_field}[{index}]' must be an object")
+        stray = [c for c in old if c not in after_raw]
+        if stray:
+            raise self.fail(errors.INVALID_FIELD,
+                            f"'{f.old_field}[{index}]' names column(s) {stray} that "
+                            f"'data[{index}]' does not have")
+        merged = dict(after_raw)
+        merged.update(old)
+        return self._image(merged, types, warnings)
+
+    def _image(self, raw: dict[str, Any], types: dict[str, str],
+               warnings: list[str]) -> dict[str, str | None]:
+        image: dict[str, str | None] = {}
+        zone = self.options.source_timezone
+        for column, value in raw.items():
+            logical = types.get(column)
+            convert = _guarded(_converter(logical, self.binary_encoding, zone))
+            text = self.convert(value, convert, warnings, column)
+            if logical == "LONG" and text is not None and _beyond_int64(text):
+                # e.g. an unsigned BIGINT typed "bigint": keep every digit, widen the type.
+                types[column] = f"DECIMAL({max(20, len(text.lstrip('-')))},0)"
+            image[column] = text
+        return image
+
+    # -- field readers -------------------------------------------------------------------
+    def _array(self, doc: dict[str, Any], name: str) -> list[Any] | None:
+        value = doc.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an array or null")
+        return value
+
+    def _object(self, doc: dict[str, Any], name: str) -> dict[str, Any]:
+        value = doc.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object or null")
+        return value
+
+    def _names(self, doc: dict[str, Any], name: str) -> list[str] | None:
+        value = doc.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an array of column names")
+        return value
+
+    def _text(self, doc: dict[str, Any], name: str) -> str | None:
+        value = doc.get(name)
+        if value is None or isinstance(value, str):
+            return value
+        raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a string")
+
+    def _epoch_ms(self, value: Any, name: str) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, JsonNumber | str | int):
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be epoch milliseconds")
+        try:
+            return micros_from_epoch(value, "ms")
+        except ConversionWarning:
+            raise self.fail(errors.INVALID_FIELD,
+                            f"'{name}' must be epoch milliseconds, got {str(value)[:40]!r}"
+                            ) from None
+
+    def _sequence(self, value: Any) -> str | None:
+        if value is None or isinstance(value, bool):
+            return None
+        text = str(value).strip()
+        if not re.fullmatch(r"\d+", text):
+            raise self.fail(errors.INVALID_FIELD,
+                            f"'id' must be a non-negative integer, got {text[:40]!r}")
+        return f"{int(text):020d}"
+
+
+def table_change_primary_keys(doc: dict[str, Any]) -> list[str] | None:
+    """``tableChanges.table.primaryKeyColumnNames`` (CloudCanal DDL messages), if present."""
+    changes = doc.get("tableChanges")
+    table = changes.get("table") if isinstance(changes, dict) else None
+    names = table.get("primaryKeyColumnNames") if isinstance(table, dict) else None
+    if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+        return names
+    return None
+
+
+def _beyond_int64(text: str) -> bool:
+    try:
+        number = int(text)
+    except ValueError:
+        return False
+    return not _INT64_MIN <= number <= _INT64_MAX
+
+
+# ---------------------------------------------------------------- auto-detection evidence
+
+_EXCLUDED_KEYS = ("opType", "columnType", "action", "op", "payload", "prevStruct", "postStruct")
+
+
+def is_canal_shaped(doc: dict[str, Any]) -> bool:
+    """Canal's structure: ``type`` text, ``database``/``table``, row arrays (or null) and at
+    least one of Canal's metadata fields. Maxwell (``data`` is an object, no ``isDdl``) and DRS
+    for other databases (``opType``/``columnType``) do not match."""
+    if not isinstance(doc.get("type"), str) or "table" not in doc or "database" not in doc:
+        return False
+    if any(key in doc for key in _EXCLUDED_KEYS):
+        return False
+    if not any(key in doc for key in ("isDdl", "mysqlType", "sqlType", "pkNames")):
+        return False
+    return all(doc.get(name) is None or isinstance(doc[name], list) for name in ("data", "old"))
+
+
+def _rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    value = doc.get(name)
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def has_typed_values(doc: dict[str, Any]) -> bool:
+    """Any row value that is a JSON number, boolean, object or array (OMS Canal)."""
+    return any(isinstance(v, JsonNumber) or (v is not None and not isinstance(v, str))
+               for name in ("data", "old") for row in _rows(doc, name) for v in row.values())
+
+
+@dataclass(frozen=True)
+class DrsEvidence:
+    """What a string-valued Canal-shaped message shows about DRS JSON vs JSON-C."""
+
+    drs: bool      # a shape only DRS emits (INIT/INIT_DDL/DDL types, byte-list binary, epoch
+                   # TIMESTAMP, DELETE row in old)
+    json_c: bool   # a shape of JSON-C rather than DRS JSON (text TIMESTAMP, DELETE row in data)
+
+
+def drs_evidence(doc: dict[str, Any]) -> DrsEvidence:
+    kind = str(doc.get("type", "")).strip().upper()
+    type_names = doc.get("mysqlType") if isinstance(doc.get("mysqlType"), dict) else {}
+    sql_types = doc.get("sqlType") if isinstance(doc.get("sqlType"), dict) else {}
+    drs = kind in ("INIT", "INIT_DDL", "DDL")  # Canal names DDL by kind (CREATE, ALTER, ...)
+    json_c = False
+    data, old = _rows(doc, "data"), _rows(doc, "old")
+    if kind == "DELETE":
+        if old and not data:
+            drs = True
+        elif data:
+            json_c = True
+    for row in data + old:
+        for column, value in row.items():
+            if not isinstance(value, str):
+                continue
+            logical = column_logical_type(type_names.get(column), sql_types.get(column))
+            if logical == "BINARY" and _BYTE_LIST.match(value):
+                drs = True
+            name = type_names.get(column)
+            if isinstance(name, str) and name.strip().lower().startswith("timestamp"):
+                if _EPOCH_SECONDS.match(value):
+                    drs = True
+                elif _WALL_CLOCK.match(value):
+                    json_c = True
+    return DrsEvidence(drs=drs, json_c=json_c)
+

@@ -1,0 +1,136 @@
+"""AWS DMS JSON on a Kafka (or Kinesis) target (also Paimon ``aws-dms-json``).
+
+``{"data": {...}, "metadata": {"timestamp", "record-type": "data|control", "operation",
+"partition-key-type", "schema-name", "table-name", "transaction-id", "previous-transaction-id",
+"transaction-record-id", "commit-timestamp", "stream-position", ...}}``.
+
+- Data records: ``load`` (full load -> SNAPSHOT), ``insert``, ``update``, ``delete``. ``data`` is
+  the whole row (the deleted row for ``delete``); columns DMS omits when IncludeNullAndEmpty is off
+  are NULL at the source but stay absent (= unknown) here.
+- Before images: BeforeImageSettings adds an object under its FieldName (``before-image`` by
+  default; looked for at the top level and inside ``data``); the add-before-image-columns rule adds
+  ``BI_<column>`` fields to ``data``. A ``BI_x`` field is taken as before image only when ``x`` is
+  also in ``data``, so a real column that happens to start with ``BI_`` is kept.
+- Control records: table/column changes (create-table, drop-table, rename-table, add-column,
+  drop-column, rename-column, column-type-change, ...) become DDL rows whose ``ddl`` is the DMS
+  operation name (DMS sends no statement); any other control record is a control message.
+- DMS sends no key column names: they come from configuration; otherwise, when the Kafka key is
+  the primary key (``partition-key-type`` primary-key), its text is the row identity.
+- Times are ISO UTC: ``commit-timestamp`` (IncludeTransactionDetails) else ``timestamp`` is the
+  event time; ``timestamp`` is also the produced time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_jobs.formats import errors
+from spark_jobs.formats._plain_json import micros_from_iso, plain_text, untyped_text
+from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
+from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.values import ConversionWarning
+
+DATA_OPS = {"load": "SNAPSHOT", "insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}
+BEFORE_IMAGE_FIELDS = ("before-image", "before_image", "beforeImage")
+BEFORE_PREFIX = "BI_"
+
+
+class AwsDmsJsonDecoder(JsonDecoder):
+    format_id = "aws_dms_json"
+    description = "AWS DMS JSON for Kafka/Kinesis targets (data + metadata.record-type/operation)"
+    detect_priority = 75
+
+    @classmethod
+    def matches(cls, doc: dict[str, Any]) -> bool:
+        metadata = doc.get("metadata")
+        return isinstance(metadata, dict) and "record-type" in metadata and "operation" in metadata
+
+    def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        metadata = self.require(doc, "metadata", dict)
+        record_type = str(self.require(metadata, "record-type", str, where="metadata")).strip().lower()
+        operation_text = self.require(metadata, "operation", str, where="metadata")
+        operation = operation_text.strip().lower()
+        schema = plain_text(metadata.get("schema-name"))
+        table = plain_text(metadata.get("table-name"))
+        produced = self._time(metadata, "timestamp")
+        commit = self._time(metadata, "commit-timestamp")
+        common = {
+            "schema_name": schema, "table_name": table,
+            "event_time": commit if commit is not None else produced, "produced_time": produced,
+            "transaction_id": plain_text(metadata.get("transaction-id")),
+            "source_position": plain_text(metadata.get("stream-position")),
+        }
+        if record_type == "control":
+            if operation.endswith(("-table", "-column", "-columns")):
+                return Decoded(rows=[self.row(message, op="DDL", ddl=operation, **common)])
+            return Decoded(control="CONTROL")
+        if record_type != "data":
+            raise self.fail(errors.INVALID_OP,
+                            f"'metadata.record-type' {record_type!r} is not data or control")
+        op = DATA_OPS.get(operation)
+        if op is None:
+            raise self.fail(errors.INVALID_OP,
+                            f"'metadata.operation' {operation_text!r} is not load, insert, update or "
+                            "delete for a data record")
+        data = dict(self.require(doc, "data", dict))
+        before_raw = self._before_image(doc, data)
+        image = {str(k): untyped_text(v) for k, v in data.items()}
+        if op == "DELETE":
+            before, after = image, None
+        else:
+            after = image
+            before = ({str(k): untyped_text(v) for k, v in before_raw.items()}
+                      if op == "UPDATE" and before_raw else None)
+
+        override = self.key_override(schema, table)
+        keys = list(override) if override else []
+        row_key = key_of(after if op != "DELETE" else before, keys) if keys else None
+        if row_key is None and keys and op == "UPDATE":
+            row_key = key_of(before, keys)
+        if row_key is None and not keys:
+            row_key = self._kafka_key(metadata, message)
+        if row_key is None and keys and op in ("UPDATE", "DELETE"):
+            raise self.fail(errors.MISSING_KEY,
+                            f"configured key columns {keys} are not all in the {operation} image")
+        return Decoded(rows=[self.row(
+            message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
+            after_is_full=op != "DELETE", **common)])
+
+    # -- parts ---------------------------------------------------------------------------
+    def _before_image(self, doc: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        """The before image (and ``data`` stripped of it): named object or ``BI_`` columns."""
+        before: dict[str, Any] = {}
+        for name in BEFORE_IMAGE_FIELDS:
+            for holder in (doc, data):
+                value = holder.get(name)
+                if isinstance(value, dict):
+                    before.update(value)
+                    if holder is data:
+                        del data[name]
+        for name in [n for n in data if isinstance(n, str) and n.startswith(BEFORE_PREFIX)]:
+            column = name[len(BEFORE_PREFIX):]
+            if column in data:
+                before.setdefault(column, data.pop(name))
+        return before
+
+    def _kafka_key(self, metadata: dict[str, Any], message: RawMessage) -> str | None:
+        if str(metadata.get("partition-key-type", "")).lower() != "primary-key" or not message.key:
+            return None
+        try:
+            text = message.key.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return row_key_text([text]) if text else None
+
+    def _time(self, metadata: dict[str, Any], name: str) -> int | None:
+        value = metadata.get(name)
+        if value is None or value == "":
+            return None
+        try:
+            return micros_from_iso(value)
+        except ConversionWarning:
+            raise self.fail(errors.INVALID_FIELD,
+                            f"'metadata.{name}' must be an ISO timestamp, got {value!r}") from None
+
+
+DECODER = AwsDmsJsonDecoder

@@ -1,0 +1,42 @@
+"""``canal_json``: Alibaba Canal's flat JSON message (also TiCDC and CloudCanal "Canal Json").
+
+``{"data": [...], "old": [...], "database", "table", "type", "isDdl", "sql", "mysqlType",
+"sqlType", "pkNames", "es", "ts", "id"}``. Values are strings; ``data`` holds the rows (after image
+for INSERT/UPDATE, the deleted rows for DELETE); ``old`` only the changed columns of an UPDATE,
+where an explicit null means "was NULL". ``type`` is Canal's EventType: INSERT, UPDATE, DELETE,
+TRUNCATE, the DDL kinds (CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX) and control kinds
+(GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT; TiCDC's TIDB_WATERMARK). Binary columns arrive as one
+ISO-8859-1 character per byte (Canal and TiCDC both do this). ``es`` is the source commit time,
+``ts`` when the message was built, ``id`` Canal's batch id (the source sequence). ``gtid`` (Canal
+1.1.5+) or TiCDC's ``_tidb.commitTs`` become the source position.
+
+Auto-detection precedence (priority 55, the last of the Canal family): any Canal-shaped message
+(see ``_canal_family.is_canal_shaped``) that the more specific members did not claim first:
+``cloudcanal_json`` (40, has ``action``), ``drs_json`` (44) / ``drs_json_c`` (45) (shapes only
+DRS emits: INIT types, byte-list binary, epoch-second TIMESTAMP, DELETE row in ``old``),
+``oms_canal`` (50, typed values or no ``id``). A DRS message without any DRS-only shape decodes
+to the same rows here, because the shared decoder overlays ``old`` on ``data`` and takes DELETE
+rows from ``data`` else ``old``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_jobs.formats._canal_family import BINARY_LATIN1, CanalFamilyDecoder, is_canal_shaped
+
+
+class CanalJsonDecoder(CanalFamilyDecoder):
+    """Classic Canal flat messages (see the module docstring for the precedence in ``auto``)."""
+
+    format_id = "canal_json"
+    description = "Alibaba Canal flat JSON (also TiCDC canal-json, CloudCanal Canal Json)"
+    detect_priority = 55
+    binary_encoding = BINARY_LATIN1
+
+    @classmethod
+    def matches(cls, doc: dict[str, Any]) -> bool:
+        return is_canal_shaped(doc)
+
+
+DECODER = CanalJsonDecoder

@@ -1,0 +1,88 @@
+"""``cloudcanal_json``: CloudCanal's default Kafka message (seed 004, "CloudCanal Json").
+
+``{"action", "bid", "before": [...], "data": [...], "db", "schema", "table", "dbValType",
+"jdbcType", "entryType", "isDdl", "pks", "execTs", "sendTs", "sql", "tableChanges"}``. A message
+may batch many rows of one table: one change row per ``data`` element (``record_index``), the
+UPDATE before image being the ``data`` row overlaid with the matching ``before`` row (right
+whether ``before`` is full or partial); DELETE rows come from ``data`` when present, else
+``before``. ``entryType`` TRANSACTIONEND (and TRANSACTIONBEGIN, HEARTBEAT) are control messages.
+DDL messages (``isDdl`` true, ``action`` ALTER/CREATE/...) carry the statement in ``sql``.
+``pks`` is often empty even for keyed tables: the key is then taken from
+``tableChanges.table.primaryKeyColumnNames`` when present; a configured override wins over both;
+without any, the table is keyless. Some CloudCanal versions write ``ddl`` instead of ``isDdl``.
+CloudCanal does not document its binary encoding; binary text is read like Canal's (one
+ISO-8859-1 character per byte) and kept with a warning when it cannot be.
+
+Auto-detection precedence (priority 40, first of the Canal family): a message with a string
+``action`` and CloudCanal's own metadata (``entryType``, ``dbValType``, or ``execTs`` with
+``db``). No other format uses ``action``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_jobs.formats import errors
+from spark_jobs.formats._canal_family import (
+    BINARY_LATIN1,
+    CanalFamilyDecoder,
+    CanalFields,
+    table_change_primary_keys,
+)
+from spark_jobs.formats.canonical import Decoded, RawMessage
+
+ENTRY_CONTROLS = {
+    "TRANSACTIONEND": "TRANSACTION_END",
+    "TRANSACTION_END": "TRANSACTION_END",
+    "TRANSACTIONBEGIN": "TRANSACTION_BEGIN",
+    "TRANSACTION_BEGIN": "TRANSACTION_BEGIN",
+    "HEARTBEAT": "HEARTBEAT",
+}
+
+
+class CloudCanalJsonDecoder(CanalFamilyDecoder):
+    """CloudCanal Json (see the module docstring for the precedence in ``auto``)."""
+
+    format_id = "cloudcanal_json"
+    description = "CloudCanal default JSON (batched rows, action/before/data)"
+    detect_priority = 40
+    binary_encoding = BINARY_LATIN1
+
+    @classmethod
+    def matches(cls, doc: dict[str, Any]) -> bool:
+        if not isinstance(doc.get("action"), str):
+            return False
+        return "entryType" in doc or "dbValType" in doc or ("execTs" in doc and "db" in doc)
+
+    def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        entry = doc.get("entryType")
+        if entry is not None:
+            if not isinstance(entry, str):
+                raise self.fail(errors.INVALID_FIELD, "'entryType' must be a string")
+            kind = entry.strip().upper()
+            if kind in ENTRY_CONTROLS:
+                return Decoded(control=ENTRY_CONTROLS[kind])
+            if kind not in ("ROWDATA", "ROW_DATA"):
+                raise self.fail(errors.INVALID_OP,
+                                f"'entryType' must be ROWDATA or TRANSACTIONEND, got {entry!r}")
+        return super().decode_document(doc, message)
+
+    def fields(self, doc: dict[str, Any]) -> CanalFields:
+        action = self.require(doc, "action", str)
+        is_ddl = doc.get("isDdl", doc.get("ddl"))
+        return CanalFields(
+            kind=action, kind_field="action",
+            data=self._array(doc, "data"), old=self._array(doc, "before"), old_field="before",
+            type_names=self._object(doc, "dbValType"), sql_types=self._object(doc, "jdbcType"),
+            pk_names=self._names(doc, "pks"), table_change_pks=table_change_primary_keys(doc),
+            database=self._text(doc, "db"), schema_name=self._text(doc, "schema"),
+            table=self._text(doc, "table"),
+            event_ms=doc.get("execTs"), event_field="execTs",
+            produced_ms=doc.get("sendTs"), produced_field="sendTs",
+            sequence=None, position=None,
+            is_ddl=is_ddl if isinstance(is_ddl, bool) else None,
+            sql=doc.get("sql") if isinstance(doc.get("sql"), str) else None,
+        )
+
+
+DECODER = CloudCanalJsonDecoder

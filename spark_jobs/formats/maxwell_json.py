@@ -1,0 +1,185 @@
+"""Maxwell's daemon JSON (zendesk/maxwell; also Flink/Paimon ``maxwell-json``).
+
+``{"database", "table", "type", "ts", "xid", "xoffset"|"commit", "position", "server_id",
+"thread_id", "data": {...}, "old": {...}, "primary_key", "primary_key_columns"}``.
+
+- ``type``: insert, update, delete; bootstrap-insert (full load -> SNAPSHOT; old Maxwell versions
+  bootstrap with plain ``insert``); bootstrap-start/-complete are control messages; with
+  ``--output_ddl`` database-/table- create/alter/drop become DDL rows (``sql`` is the statement,
+  ``def`` gives column types and the primary key).
+- ``data`` is the full row (for delete: the deleted row; TiCDC's Maxwell flavour may put it in
+  ``old``); ``old`` holds only the changed columns' previous values, so the before image of an
+  update is ``data`` overlaid with ``old``.
+- ``ts`` is epoch seconds for row events but milliseconds on DDL events: told apart by magnitude.
+- Key columns: configuration, else ``primary_key_columns`` (``--output_primary_key_columns``),
+  else the Kafka key in Maxwell's hash form ``{"database","table","pk.<col>": v}`` or array form
+  ``[db, table, [{col: v}]]``. ``primary_key`` alone (values, no names) still identifies the row.
+- ``position`` (``binlog-file:offset``) is the source position; as a sequence the offset is
+  zero-padded so text order is binlog order within a file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_jobs.formats import errors
+from spark_jobs.formats._plain_json import (
+    micros_from_epoch_guess,
+    plain_text,
+    untyped_image,
+    untyped_text,
+)
+from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
+from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.values import ConversionWarning, JsonNumber, loads_exact, logical_type_from_sql_name
+
+ROW_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE",
+             "bootstrap-insert": "SNAPSHOT"}
+DDL_TYPES = frozenset({"database-create", "database-alter", "database-drop", "table-create",
+                       "table-alter", "table-drop"})
+CONTROL_TYPES = {"bootstrap-start": "BOOTSTRAP_START", "bootstrap-complete": "BOOTSTRAP_COMPLETE",
+                 "heartbeat": "HEARTBEAT"}
+
+
+class MaxwellJsonDecoder(JsonDecoder):
+    format_id = "maxwell_json"
+    description = "Maxwell's daemon JSON (database/table/type/ts/xid/data/old)"
+    detect_priority = 65
+
+    @classmethod
+    def matches(cls, doc: dict[str, Any]) -> bool:
+        kind = doc.get("type")
+        if not isinstance(kind, str) or "mysqlType" in doc or "isDdl" in doc:
+            return False
+        if not isinstance(doc.get("ts"), JsonNumber) or "database" not in doc:
+            return False
+        if kind in ROW_TYPES:
+            return isinstance(doc.get("data"), dict) or isinstance(doc.get("old"), dict)
+        return kind in DDL_TYPES or kind in CONTROL_TYPES
+
+    def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        kind_text = self.require(doc, "type", str)
+        kind = kind_text.strip().lower()
+        if kind in CONTROL_TYPES:
+            return Decoded(control=CONTROL_TYPES[kind])
+        database = plain_text(doc.get("database"))
+        table = plain_text(doc.get("table"))
+        common = {
+            "database": database, "table_name": table, "event_time": self._ts(doc),
+            "source_position": plain_text(doc.get("position")),
+            "source_sequence": _binlog_sequence(doc.get("position")),
+            "transaction_id": plain_text(doc.get("xid")),
+        }
+        if kind in DDL_TYPES:
+            return Decoded(rows=[self._ddl_row(doc, message, common)])
+        op = ROW_TYPES.get(kind)
+        if op is None:
+            raise self.fail(errors.INVALID_OP,
+                            f"'type' {kind_text!r} is not a Maxwell row, DDL or bootstrap type")
+        data = doc.get("data")
+        old = doc.get("old")
+        for name, value in (("data", data), ("old", old)):
+            if value is not None and not isinstance(value, dict):
+                raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object")
+        if op == "DELETE":
+            row = data if data is not None else old
+            if row is None:
+                raise self.fail(errors.MISSING_FIELD, "'data' is missing for a delete")
+            before, after = untyped_image(row), None
+        else:
+            if data is None:
+                raise self.fail(errors.MISSING_FIELD, f"'data' is missing for type {kind_text!r}")
+            after = untyped_image(data)
+            before = None
+            if op == "UPDATE":
+                before = dict(after or {})
+                before.update(untyped_image(old) or {})
+
+        keys = self._key_columns(doc, message, database, table)
+        image = before if op == "DELETE" else after
+        row_key = key_of(image, keys) if keys else None
+        if row_key is None:
+            row_key = self._key_values(doc, message)
+        if row_key is None and keys and op in ("UPDATE", "DELETE"):
+            raise self.fail(errors.MISSING_KEY,
+                            f"key columns {keys} are not all in the {op.lower()} image")
+        return Decoded(rows=[self.row(
+            message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
+            after_is_full=op != "DELETE", **common)])
+
+    # -- parts ---------------------------------------------------------------------------
+    def _ts(self, doc: dict[str, Any]) -> int | None:
+        value = doc.get("ts")
+        if value is None:
+            return None
+        try:
+            return micros_from_epoch_guess(value)
+        except ConversionWarning:
+            raise self.fail(errors.INVALID_FIELD, f"'ts' must be epoch seconds, got {value!r}") from None
+
+    def _ddl_row(self, doc: dict[str, Any], message: RawMessage, common: dict[str, Any]) -> dict[str, Any]:
+        definition = doc.get("def")
+        types: dict[str, str] = {}
+        keys: list[str] = []
+        if isinstance(definition, dict):
+            columns = definition.get("columns")
+            for column in columns if isinstance(columns, list) else []:
+                if isinstance(column, dict) and isinstance(column.get("name"), str):
+                    sql_type = str(column.get("type") or "")
+                    if column.get("precision") is not None:
+                        sql_type += f"({column['precision']},{column.get('scale') or 0})"
+                    if column.get("signed") is False:
+                        sql_type += " unsigned"
+                    types[column["name"]] = logical_type_from_sql_name(sql_type)
+            primary = definition.get("primary-key")
+            keys = [str(k) for k in primary] if isinstance(primary, list) else []
+        sql = doc.get("sql")
+        return self.row(message, op="DDL", ddl=sql if isinstance(sql, str) else None,
+                        column_types=types, primary_key_columns=keys, **common)
+
+    def _key_columns(self, doc: dict[str, Any], message: RawMessage, database: str | None,
+                     table: str | None) -> list[str]:
+        override = self.key_override(database, table)
+        if override:
+            return list(override)
+        names = doc.get("primary_key_columns")
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            return list(names)
+        return [name for name, _ in _kafka_key_pairs(message)]
+
+    def _key_values(self, doc: dict[str, Any], message: RawMessage) -> str | None:
+        values = doc.get("primary_key")
+        if isinstance(values, list) and values:
+            return row_key_text([untyped_text(v) for v in values])
+        pairs = _kafka_key_pairs(message)
+        if pairs:
+            return row_key_text([untyped_text(v) for _, v in pairs])
+        return None
+
+
+def _kafka_key_pairs(message: RawMessage) -> list[tuple[str, Any]]:
+    """Key columns and values from Maxwell's Kafka key (hash or array form); [] if none."""
+    if not message.key:
+        return []
+    try:
+        key = loads_exact(message.key.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return []
+    if isinstance(key, dict):
+        return [(name[3:], value) for name, value in key.items()
+                if isinstance(name, str) and name.startswith("pk.")]
+    if isinstance(key, list) and len(key) == 3 and isinstance(key[2], list):
+        return [(str(name), value) for item in key[2] if isinstance(item, dict)
+                for name, value in item.items()]
+    return []
+
+
+def _binlog_sequence(position: Any) -> str | None:
+    """``master.000006:800911`` -> ``master.000006:00000000000000800911`` (sortable text)."""
+    if not isinstance(position, str) or ":" not in position:
+        return None
+    file_name, _, offset = position.rpartition(":")
+    return f"{file_name}:{offset.zfill(20)}" if offset.isdigit() else position
+
+
+DECODER = MaxwellJsonDecoder

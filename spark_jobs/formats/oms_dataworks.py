@@ -1,0 +1,236 @@
+"""OceanBase OMS "Dataworks" serialisation, DataWorks 2.0 (seed 003).
+
+``{"version": "2.0", "schema": {"source": {dbType, dbVersion, dbName, schema, table}, "column":
+[{name, type}], "pk": [..]}, "payload": {"before": {"data": {..}}, "after": {"data": {..}}, "op",
+"timestamp": {eventTime, systemTime, checkpointTime}, "ddl": {text}, "scn"}, "extend": {..}}``.
+A heartbeat is only ``version`` and ``payload.{timestamp, op: HEARTBEAT}``.
+
+Values are typed JSON written by OMS's type mapping (seed 003): integers beyond int64 and
+decimals with hundreds of digits arrive as JSON numbers and are kept digit for digit; bytes are
+base64; DATE ``YYYY-MM-DD``; TIME ``HH:mm:ss[.n]``; DATETIME ``YYYY-MM-DD HH:mm:ss[.n] [zoneId]``
+(a zone makes it an instant, none a wall clock); TIMESTAMP ``seconds[.fraction]``. The 2.0
+template also shows an epoch value ``1590315269000.123456789``, described as a 13-digit
+millisecond timestamp "." 9-digit nanoseconds: read as the second of the millisecond part plus the
+nanosecond-of-second fraction. Column types are either OMS's own names (INT64, BIGINT =
+arbitrary-size integer, ZONED_DATETIME, ...) or the source's (``varchar(20)``).
+
+The manual's own examples name columns (``int8``, ``int16``, ...) that match no data key
+(``col1``, ...) and key columns that are not in the row: such messages are rejected (the column
+list matches nothing: INVALID_FIELD; a key column missing: MISSING_KEY) rather than decoded into
+rows with no key.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from spark_jobs.formats import _dataworks as dw
+from spark_jobs.formats import errors
+from spark_jobs.formats._sequence import sortable_sequence
+from spark_jobs.formats.base import JsonDecoder
+from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.values import (
+    ConversionWarning,
+    JsonNumber,
+    boolean_text,
+    date_text,
+    decimal_text,
+    integer_text,
+    iso_utc_from_epoch_text,
+    logical_type_from_sql_name,
+    text_of,
+    wall_clock_text,
+)
+
+DML_OPS = ("INSERT", "UPDATE", "DELETE")
+KNOWN_OPS = (*DML_OPS, "TRUNCATE", *sorted(dw.DDL_OPS), *dw.CONTROL_OPS)
+
+_INTEGER_TYPES = {"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "INT8", "INT16", "INT32",
+                  "INT64", "LONG", "YEAR"}
+_DOUBLE_TYPES = {"FLOAT", "DOUBLE", "REAL", "BINARY_FLOAT", "BINARY_DOUBLE", "FLOAT32", "FLOAT64"}
+_BINARY_TYPES = {"BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY", "BYTES",
+                 "RAW", "LONG RAW", "BFILE", "BIT"}
+_STRING_TYPES = {"VARCHAR", "CHAR", "VARCHAR2", "NVARCHAR2", "NCHAR", "TEXT", "TINYTEXT",
+                 "MEDIUMTEXT", "LONGTEXT", "CLOB", "NCLOB", "ENUM", "SET", "STRING", "ROWID",
+                 "UROWID", "INTERVAL_DAY_TO_SECOND", "INTERVAL_YEAR_TO_MONTH", "JSON"}
+_DATETIME = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})[ T](?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
+    r"(?:\s*(?P<zone>Z|[+-]\d{2}:?\d{2}|[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*))?"
+)
+
+
+class OmsDataWorksDecoder(JsonDecoder):
+    format_id = "oms_dataworks"
+    description = "OceanBase OMS DataWorks 2.0 serialisation (schema.column, payload.*.data)"
+    detect_priority = 11
+
+    @classmethod
+    def matches(cls, doc: dict[str, Any]) -> bool:
+        payload, schema = doc.get("payload"), doc.get("schema")
+        if not isinstance(payload, dict) or "op" not in payload:
+            return False
+        if str(doc.get("version")) == "2.0":
+            return True
+        return isinstance(schema, dict) and "column" in schema and "source" in schema
+
+    def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        payload = self.require(doc, "payload", dict)
+        op = self.require(payload, "op", str, where="payload")
+        control = dw.control_kind(op)
+        if control is not None:
+            return Decoded(control=control)
+        if op not in KNOWN_OPS:
+            hint = " (op names are case-sensitive)" if op.upper() in KNOWN_OPS else ""
+            raise self.fail(errors.INVALID_OP,
+                            f"'payload.op' must be one of {', '.join(KNOWN_OPS)}, got {op!r}{hint}")
+        schema = self.require(doc, "schema", dict)
+        source = self.require(schema, "source", dict, where="schema")
+        table = self.require(source, "table", str, where="schema.source")
+        scn = payload.get("scn")
+        common: dict[str, Any] = dict(
+            db_type=source.get("dbType"), database=source.get("dbName"),
+            schema_name=source.get("schema"), table_name=table,
+            source_sequence=sortable_sequence(scn),
+            **dw.times(self, payload),
+        )
+        if op in dw.DDL_OPS or op == "TRUNCATE":
+            row = self.row(message, op="TRUNCATE" if op == "TRUNCATE" else "DDL",
+                           ddl=dw.ddl_text(payload), **common)
+            return Decoded(rows=[row])
+
+        declared = self._declared_types(schema)
+        raw_before = dw.image_data(self, payload, "before", "data")
+        raw_after = dw.image_data(self, payload, "after", "data")
+        for side, raw in (("before", raw_before), ("after", raw_after)):
+            if declared and raw and not set(declared) & set(raw):
+                raise self.fail(errors.INVALID_FIELD,
+                                f"'schema.column' names ({', '.join(list(declared)[:3])}, ...) match no "
+                                f"key of 'payload.{side}.data' ({', '.join(list(raw)[:3])}, ...)")
+        if op in ("INSERT", "UPDATE") and raw_after is None:
+            raise self.fail(errors.MISSING_FIELD, f"'payload.after.data' is missing or null on {op}")
+        if op == "DELETE" and raw_before is None:
+            raise self.fail(errors.MISSING_FIELD, "'payload.before.data' is missing or null on DELETE")
+
+        warnings: list[str] = []
+        types: dict[str, str] = {}
+        zone = self.options.source_timezone
+
+        def rule(column: str, value: Any) -> tuple[dw.Converter, str | None]:
+            return value_rule(declared.get(column), value, zone)
+
+        before = dw.convert_image(self, raw_before if op != "INSERT" else None, rule, types, warnings)
+        after = dw.convert_image(self, raw_after if op != "DELETE" else None, rule, types, warnings)
+        keys = dw.key_columns(self, schema.get("pk"), "schema.pk", source.get("dbName"), table,
+                              [raw_after, raw_before])
+        row = dw.change_row(self, message, op=op, keys=keys, before=before, after=after,
+                            types=types, warnings=warnings, **common)
+        return Decoded(rows=[row])
+
+    def _declared_types(self, schema: dict[str, Any]) -> dict[str, str]:
+        columns = schema.get("column")
+        if columns is None:
+            return {}
+        if not isinstance(columns, list):
+            raise self.fail(errors.INVALID_FIELD, "'schema.column' must be an array of {name, type}")
+        declared: dict[str, str] = {}
+        for column in columns:
+            if not isinstance(column, dict) or not isinstance(column.get("name"), str):
+                raise self.fail(errors.INVALID_FIELD, "'schema.column' entries need a string 'name'")
+            declared[column["name"]] = str(column.get("type") or "")
+        return declared
+
+
+def value_rule(type_name: str | None, value: Any, zone: str) -> tuple[dw.Converter, str | None]:
+    """(converter, logical type) for a value of the declared OMS/source type."""
+    if not type_name:
+        return _as_text, None
+    full = type_name.strip().upper()
+    base = re.sub(r"\s*\(.*$", "", full).replace(" UNSIGNED", "").strip()
+    if base == "BIGINT":  # OMS's BIGINT is an arbitrary-size integer (beyond int64 in the seed)
+        return integer_text, "DECIMAL(20,0)"
+    if base in _INTEGER_TYPES:
+        return integer_text, "LONG" if value is None else dw.integer_logical_type(value)
+    if base in ("DECIMAL", "NUMERIC", "NUMBER", "DEC"):
+        return decimal_text, logical_type_from_sql_name(type_name)
+    if base in _DOUBLE_TYPES:
+        return _as_text, "DOUBLE"
+    if base in ("BOOLEAN", "BOOL"):
+        return boolean_text, "BOOLEAN"
+    if base in _BINARY_TYPES:
+        return dw.strict_base64, "BINARY"
+    if base == "DATE":
+        return date_text, "DATE"
+    if base == "TIME":
+        return _as_text, "TIME"
+    if base in ("DATETIME", "TIMESTAMP", "ZONED_DATETIME") or base.startswith("TIMESTAMP"):
+        return _time_rule(base, value, zone)
+    if base in _STRING_TYPES or base.startswith(("INTERVAL", "VARCHAR", "CHAR")):
+        return _as_text, "STRING"
+    logical = logical_type_from_sql_name(type_name)
+    return _as_text, logical
+
+
+def _time_rule(base: str, value: Any, zone: str) -> tuple[dw.Converter, str | None]:
+    """Date-time values: which form the value has decides instant vs wall clock."""
+    if value is None:
+        return _as_text, None  # a NULL says nothing about which form the column uses
+    if isinstance(value, JsonNumber) or (isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value)):
+        # Seconds or milliseconds by size (seed: TIMESTAMP "1606233662.012345" s, 2.0 template ms).
+        digits = str(value).strip().lstrip("-").split(".")[0]
+        unit = "ms" if len(digits) >= 12 else "s"
+        return (lambda v: epoch_instant_text(v, unit)), "TIMESTAMP"
+    match = _DATETIME.fullmatch(str(value).strip()) if isinstance(value, str) else None
+    if match and (match["zone"] or base == "ZONED_DATETIME"):
+        return (lambda v: zoned_instant_text(v, zone)), "TIMESTAMP"
+    if base == "ZONED_DATETIME":
+        return (lambda v: zoned_instant_text(v, zone)), "TIMESTAMP"
+    if base == "TIMESTAMP":
+        # An instant type written as zone-less text: read in the source time zone. OMS writes an
+        # invalid timestamp as 0000-00-00 00:00:00, which stays as text with a warning.
+        return (lambda v: zoned_instant_text(v, zone)), "TIMESTAMP"
+    return wall_clock_text, "TIMESTAMP_NTZ"
+
+
+def epoch_instant_text(value: Any, unit: str) -> str:
+    """Epoch text -> ISO UTC. A millisecond value with a 9-digit fraction is ms + nanos-of-second."""
+    text = str(value).strip()
+    whole, _, fraction = text.partition(".")
+    if unit == "ms" and len(fraction) == 9 and whole.lstrip("-").isdigit():
+        seconds = int(whole) // 1000
+        return iso_utc_from_epoch_text(f"{seconds}.{fraction}", "s")
+    return iso_utc_from_epoch_text(text, unit)
+
+
+def zoned_instant_text(value: Any, default_zone: str) -> str:
+    """``2020-11-25 00:01:02.012345 Asia/Shanghai`` (or ``+08:00``) -> ISO UTC, fraction kept."""
+    text = str(value).strip()
+    match = _DATETIME.fullmatch(text)
+    if not match:
+        raise ConversionWarning(f"not a date-time: {text!r}")
+    zone_text = match["zone"] or default_zone
+    try:
+        if zone_text == "Z":
+            tz: Any = UTC
+        elif zone_text[0] in "+-":
+            digits = zone_text[1:].replace(":", "")
+            minutes = int(digits[:2]) * 60 + int(digits[2:])
+            tz = timezone((1 if zone_text[0] == "+" else -1) * timedelta(minutes=minutes))
+        else:
+            tz = ZoneInfo(zone_text)
+        local = datetime.strptime(f"{match['date']} {match['time']}", "%Y-%m-%d %H:%M:%S")
+    except (ValueError, ZoneInfoNotFoundError) as exc:
+        raise ConversionWarning(f"not a valid zoned date-time: {text!r}") from exc
+    utc = local.replace(tzinfo=tz).astimezone(UTC)
+    out = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    fraction = (match["frac"] or "").rstrip("0")
+    return out + (f".{fraction}" if fraction else "") + "Z"
+
+
+def _as_text(value: Any) -> str:
+    return text_of(value) or ""
+
+
+DECODER = OmsDataWorksDecoder

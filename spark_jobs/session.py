@@ -1,0 +1,116 @@
+"""The one place a SparkSession is configured.
+
+Job entry points (``spark_jobs/*_job.py``) and the test suite's session fixture call
+:func:`build_session`; transforms receive DataFrames and never build sessions. The Iceberg
+catalog ``lakehouse`` is a SQL (JDBC) catalog on SQLite plus a local warehouse folder by default
+— the same catalog pyiceberg opens (``cdclake.catalog``) — or whatever the settings point at.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """Everything a session needs; built from the pipeline configuration (``from_config``)."""
+
+    catalog_name: str
+    catalog_uri: str
+    warehouse: str
+    jars: tuple[str, ...]
+    master: str = "local[2]"
+    driver_memory: str = "4g"
+    app_name: str = "cdclake"
+    local_dir: str | None = None
+    extra_conf: dict[str, str] = field(default_factory=dict)
+
+
+def jdbc_url(catalog_uri: str) -> str:
+    """``sqlite:///path`` (pyiceberg's form) -> ``jdbc:sqlite:/path`` (Iceberg JdbcCatalog's)."""
+    if catalog_uri.startswith("jdbc:"):
+        return catalog_uri
+    if catalog_uri.startswith("sqlite:///"):
+        return "jdbc:sqlite:" + catalog_uri[len("sqlite://"):]
+    if catalog_uri.startswith(("postgresql://", "postgresql+psycopg2://")):
+        return "jdbc:postgresql://" + catalog_uri.split("://", 1)[1].split("@")[-1]
+    raise ValueError(f"unsupported catalog uri {catalog_uri!r}")
+
+
+def spark_jars(jars_folder: Path) -> tuple[str, ...]:
+    jars = tuple(sorted(str(p) for p in (jars_folder / "spark").glob("*.jar")))
+    if not jars:
+        raise FileNotFoundError(f"no Spark jars in {jars_folder / 'spark'}; run scripts/setup.sh")
+    return jars
+
+
+def session_conf(settings: SparkSettings) -> dict[str, str]:
+    """The Spark configuration for ``settings`` (also used to build spark-submit --conf args)."""
+    cat = f"spark.sql.catalog.{settings.catalog_name}"
+    conf = {
+        "spark.jars": ",".join(settings.jars),
+        "spark.driver.memory": settings.driver_memory,
+        "spark.sql.extensions": ICEBERG_EXTENSIONS,
+        cat: "org.apache.iceberg.spark.SparkCatalog",
+        f"{cat}.type": "jdbc",
+        f"{cat}.uri": jdbc_url(settings.catalog_uri),
+        f"{cat}.warehouse": settings.warehouse,
+        f"{cat}.jdbc.schema-version": "V1",
+        "spark.sql.defaultCatalog": settings.catalog_name,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "4",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.sql.iceberg.check-ordering": "false",
+    }
+    if settings.local_dir:
+        conf["spark.local.dir"] = settings.local_dir
+    conf.update(settings.extra_conf)
+    return conf
+
+
+def build_session(settings: SparkSettings) -> SparkSession:
+    """A SparkSession with the Iceberg catalog and the project's jars (reuses a running one)."""
+    # Executors run the same interpreter as the driver (the project's venv); Python-side
+    # timestamps (collect, Arrow) are UTC like the session, whatever the machine's zone.
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
+    for key, value in session_conf(settings).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def settings_from_config(config: object, app_name: str = "cdclake") -> SparkSettings:
+    """SparkSettings from a ``cdclake.config.PipelineConfig`` (duck-typed: executors don't need it)."""
+    from cdclake.paths import jars_dir
+
+    home = Path(config.home)  # type: ignore[attr-defined]
+    return SparkSettings(
+        catalog_name=config.catalog_name,  # type: ignore[attr-defined]
+        catalog_uri=config.catalog_uri,  # type: ignore[attr-defined]
+        warehouse=config.warehouse,  # type: ignore[attr-defined]
+        jars=spark_jars(jars_dir()),
+        master=config.spark_master,  # type: ignore[attr-defined]
+        driver_memory=config.spark_driver_memory,  # type: ignore[attr-defined]
+        app_name=app_name,
+        local_dir=str(home / "spark-tmp"),
+        extra_conf=dict(config.spark_conf),  # type: ignore[attr-defined]
+    )

@@ -1,0 +1,122 @@
+"""The lakehouse's fixed tables: names, schemas, partitioning and sort orders, in one place.
+
+Every job calls :func:`ensure_tables` (idempotent ``CREATE ... IF NOT EXISTS``). The names here are
+constants of the product, never taken from messages; per-source ``current.*`` tables are made by
+the compaction job from sanitised identifiers.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.formats.canonical import CHANGE_ROW_DDL
+
+NAMESPACES = ("raw", "ops", "cdc", "current")
+
+RAW_MESSAGES = "raw.kafka_messages"
+OFFSET_LEDGER = "ops.offset_ledger"
+CHANGELOG = "cdc.changelog"
+QUARANTINE = "cdc.quarantine"
+RUN_STATS = "ops.run_stats"
+GATE_RESULTS = "ops.gate_results"
+
+RAW_MESSAGES_DDL = """
+    topic string NOT NULL,
+    `partition` int NOT NULL,
+    `offset` bigint NOT NULL,
+    `timestamp` timestamp,
+    timestamp_type int,
+    key binary,
+    value binary,
+    headers array<struct<key: string, value: binary>>,
+    landed_hour timestamp NOT NULL,
+    run_id string NOT NULL,
+    landed_at timestamp
+"""
+
+OFFSET_LEDGER_DDL = """
+    topic string NOT NULL,
+    `partition` int NOT NULL,
+    landed_hour timestamp NOT NULL,
+    planned_start bigint NOT NULL,
+    planned_end bigint NOT NULL,
+    landed_count bigint,
+    first_offset bigint,
+    last_offset bigint,
+    run_id string NOT NULL,
+    status string NOT NULL,
+    message string,
+    recorded_at timestamp
+"""
+
+QUARANTINE_DDL = """
+    kafka_topic string NOT NULL,
+    kafka_partition int NOT NULL,
+    kafka_offset bigint NOT NULL,
+    kafka_timestamp timestamp,
+    key binary,
+    value binary,
+    format_tried string,
+    reason_code string NOT NULL,
+    message string NOT NULL,
+    landed_hour timestamp NOT NULL,
+    run_id string NOT NULL,
+    quarantined_at timestamp
+"""
+
+# Long-format counters per hour and topic: metric is one of raw_messages, decoded_messages,
+# control_messages, quarantined_messages, change_rows; the other columns break it down.
+RUN_STATS_DDL = """
+    stage string NOT NULL,
+    landed_hour timestamp NOT NULL,
+    run_id string NOT NULL,
+    topic string NOT NULL,
+    metric string NOT NULL,
+    source_format string,
+    op string,
+    table_name string,
+    reason_code string,
+    control_kind string,
+    value bigint NOT NULL
+"""
+
+GATE_RESULTS_DDL = """
+    stage string NOT NULL,
+    landed_hour timestamp NOT NULL,
+    run_id string NOT NULL,
+    suite string NOT NULL,
+    expectation string NOT NULL,
+    column_name string,
+    success boolean NOT NULL,
+    observed_value string,
+    details string,
+    validated_at timestamp
+"""
+
+# (name, columns DDL, partitioning, write order)
+TABLES: tuple[tuple[str, str, str, str], ...] = (
+    (RAW_MESSAGES, RAW_MESSAGES_DDL, "landed_hour", "topic, `partition`, `offset`"),
+    (OFFSET_LEDGER, OFFSET_LEDGER_DDL, "", "landed_hour, topic, `partition`"),
+    # Partitioned by landing hour (the unit of replacement); sorted by table and event time
+    # so that per-table reads prune files by their min/max statistics.
+    (CHANGELOG, CHANGE_ROW_DDL, "landed_hour",
+     "database, table_name, event_time, kafka_partition, kafka_offset, record_index"),
+    (QUARANTINE, QUARANTINE_DDL, "landed_hour", "kafka_topic, kafka_partition, kafka_offset"),
+    (RUN_STATS, RUN_STATS_DDL, "", "landed_hour, stage, topic"),
+    (GATE_RESULTS, GATE_RESULTS_DDL, "", "landed_hour, stage"),
+)
+
+
+def ensure_tables(spark: SparkSession) -> None:
+    """Create the namespaces and fixed tables if they do not exist (format version 2)."""
+    for namespace in NAMESPACES:
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+    for name, columns, partitioning, order in TABLES:
+        partition_clause = f"PARTITIONED BY ({partitioning})" if partitioning else ""
+        spark.sql(
+            f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING iceberg {partition_clause} "
+            "TBLPROPERTIES ('format-version'='2', 'write.distribution-mode'='hash', "
+            "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
+            "'write.update.mode'='merge-on-read')"
+        )
+        spark.sql(f"ALTER TABLE {name} WRITE ORDERED BY {order}")

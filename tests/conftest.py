@@ -1,0 +1,68 @@
+"""Shared fixtures: a private state folder, one SparkSession and one Kafka broker per test run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Before anything reads configuration: a state folder and broker port of this run's own, so
+# two checkouts or two runs never share a broker, catalog or warehouse.
+_HOME = Path(tempfile.mkdtemp(prefix="cdclake-test-"))
+os.environ["CDCLAKE_HOME"] = str(_HOME)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+os.environ.setdefault("CDCLAKE_KAFKA_PORT", str(_free_port()))
+os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+logging.getLogger("great_expectations").setLevel(logging.WARNING)
+
+
+@pytest.fixture(scope="session")
+def state_home() -> Path:
+    return _HOME
+
+
+@pytest.fixture(scope="session")
+def config():  # -> PipelineConfig
+    from cdclake.config import load_config
+
+    return load_config()
+
+
+@pytest.fixture(scope="session")
+def spark(config) -> Iterator:
+    """The one SparkSession of the test run (Iceberg catalog in the run's state folder)."""
+    from spark_jobs.session import build_session, settings_from_config
+
+    session = build_session(settings_from_config(config, app_name="cdclake-tests"))
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(config) -> Iterator[str]:
+    """A real Apache Kafka broker (KRaft) for the test run; stopped by its PID at the end."""
+    from cdclake import kafka_broker
+
+    bootstrap = kafka_broker.start(config.kafka_port, config.home)
+    yield bootstrap
+    kafka_broker.stop(config.home)
+
+
+@pytest.fixture(scope="session")
+def catalog(config):
+    from cdclake.catalog import open_catalog
+
+    return open_catalog(config)

@@ -1,0 +1,187 @@
+"""Canal-family behaviour beyond the fixtures: detection precedence, value rules, robustness."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from spark_jobs.formats import get_decoder
+from spark_jobs.formats._canal_family import column_logical_type, instant_text
+from spark_jobs.formats.base import FormatOptions
+from spark_jobs.formats.canonical import RawMessage
+from spark_jobs.formats.decoding import decode_one
+from spark_jobs.formats.detect import detect
+from spark_jobs.formats.values import ConversionWarning, loads_exact
+
+
+def canal(**overrides: object) -> dict:
+    """A classic Canal UPDATE of one row; keyword arguments replace top-level fields."""
+    doc = {
+        "data": [{"id": "1", "name": "b", "ts": "2024-01-01 08:00:00", "bin": "AB"}],
+        "database": "db", "es": 1704067200000, "id": 12, "isDdl": False,
+        "mysqlType": {"id": "int", "name": "varchar(8)", "ts": "timestamp", "bin": "varbinary(4)"},
+        "old": [{"name": "a"}], "pkNames": ["id"], "sql": "",
+        "sqlType": {"id": 4, "name": 12, "ts": 93, "bin": -3},
+        "table": "t", "ts": 1704067200100, "type": "UPDATE",
+    }
+    doc.update(overrides)
+    return doc
+
+
+def decode(format_id: str, doc: dict, **options: object) -> list[dict]:
+    decoder = get_decoder(format_id, FormatOptions(**options))  # type: ignore[arg-type]
+    value = json.dumps(doc, ensure_ascii=False).encode()
+    return decoder.decode(RawMessage(value=value)).rows
+
+
+def detected(doc: dict) -> str | None:
+    found = detect(loads_exact(json.dumps(doc)))
+    return found.format_id if found else None
+
+
+# ---------------------------------------------------------------- detection precedence
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    (canal(), "canal_json"),
+    # DRS-only shapes
+    (canal(type="INIT", old=None), "drs_json_c"),  # INIT with a text TIMESTAMP: JSON-C
+    (canal(type="INIT", old=None, data=[{"id": "1", "name": "b", "ts": None, "bin": None}]),
+     "drs_json"),
+    (canal(type="DDL", data=None, old=None, sql="ALTER TABLE t ADD c int"), "drs_json"),
+    (canal(data=[{"id": "1", "name": "b", "ts": "1704067200.5", "bin": "[65, 66]"}]), "drs_json"),
+    (canal(type="DELETE", data=None, old=[{"id": "1", "name": "b", "ts": None, "bin": None}]),
+     "drs_json"),
+    # DRS-only shape plus a JSON-C shape
+    (canal(type="DELETE", old=None,
+           data=[{"id": "1", "name": "b", "ts": "2024-01-01 08:00:00", "bin": "[65]"}]),
+     "drs_json_c"),
+    # OMS: typed values, or no id
+    (canal(data=[{"id": 1, "name": "b", "ts": "1704067200", "bin": "QUI="}]), "oms_canal"),
+    ({k: v for k, v in canal().items() if k != "id"}, "oms_canal"),
+    # CloudCanal
+    ({"action": "INSERT", "entryType": "ROWDATA", "db": "d", "table": "t", "data": []},
+     "cloudcanal_json"),
+    # not ours: Maxwell (data object, no Canal metadata), DRS for other databases
+    ({"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}, None),
+])
+def test_detection_precedence(doc: dict, expected: str | None) -> None:
+    found = detected(doc)
+    if expected is None:
+        assert found not in {"canal_json", "drs_json", "drs_json_c", "oms_canal",
+                             "cloudcanal_json"}
+    else:
+        assert found == expected
+
+
+def test_drs_generic_shape_is_not_canal() -> None:
+    doc = canal(opType="UPDATE", dbType="PostgreSQL", columnType={"id": "int4"})
+    assert detected(doc) not in {"canal_json", "drs_json", "drs_json_c", "oms_canal"}
+
+
+# ---------------------------------------------------------------- semantics
+
+def test_before_image_is_data_overlaid_with_old_and_null_old_means_null() -> None:
+    [row] = decode("canal_json", canal(old=[{"name": None}]))
+    assert row["before"]["name"] is None
+    assert row["after"]["name"] == "b"
+    assert row["before"]["id"] == "1"
+
+
+def test_old_row_missing_gives_unknown_before_image() -> None:
+    doc = canal(data=[{"id": "1", "name": "b", "ts": None, "bin": None},
+                      {"id": "2", "name": "c", "ts": None, "bin": None}], old=[{"name": "a"}])
+    rows = decode("canal_json", doc)
+    assert [r["record_index"] for r in rows] == [0, 1]
+    assert rows[0]["before"]["name"] == "a"
+    assert rows[1]["before"] is None
+    assert rows[1]["row_key"] == '["2"]'
+
+
+def test_latin1_binary_round_trips_every_byte() -> None:
+    every = bytes(range(256))
+    doc = canal(data=[{"id": "1", "name": "b", "ts": None, "bin": every.decode("latin-1")}],
+                old=None, type="INSERT")
+    [row] = decode("canal_json", doc)
+    assert base64.b64decode(row["after"]["bin"]) == every
+    assert row["warnings"] == []
+
+
+def test_text_timestamp_uses_the_configured_source_zone() -> None:
+    [row] = decode("canal_json", canal(), source_timezone="Asia/Shanghai")
+    assert row["after"]["ts"] == "2024-01-01T00:00:00Z"
+    [row] = decode("canal_json", canal())
+    assert row["after"]["ts"] == "2024-01-01T08:00:00Z"
+
+
+def test_key_override_wins_over_pk_names() -> None:
+    [row] = decode("canal_json", canal(), primary_key_overrides={"db.t": ("name",)})
+    assert row["primary_key_columns"] == ["name"]
+    assert row["row_key"] == '["b"]'
+
+
+def test_sequence_is_zero_padded_for_text_order() -> None:
+    [low] = decode("canal_json", canal(id=9))
+    [high] = decode("canal_json", canal(id=10))
+    assert low["source_sequence"] < high["source_sequence"]
+    assert high["source_sequence"] == "00000000000000000010"
+
+
+def test_control_types_are_not_changes() -> None:
+    for kind, control in (("MHEARTBEAT", "HEARTBEAT"), ("GTID", "GTID"),
+                          ("XACOMMIT", "TRANSACTION_END"), ("TIDB_WATERMARK", "HEARTBEAT")):
+        decoder = get_decoder("canal_json")
+        doc = canal(type=kind, data=None, old=None)
+        outcome = decode_one(decoder, RawMessage(value=json.dumps(doc).encode()))
+        assert outcome.control == control and not outcome.rows
+
+
+@pytest.mark.parametrize("doc", [
+    canal(data="x"), canal(old={"name": "a"}), canal(mysqlType=[1]), canal(sqlType="4"),
+    canal(pkNames=[1]), canal(type=5), canal(database=7), canal(es={"ms": 1}), canal(id="a"),
+    canal(data=[None]), canal(old=["a"]), canal(data=[{"id": {"nested": [1]}, "name": 2}]),
+    canal(mysqlType={"id": 5, "name": None}, sqlType={"id": "x"}),
+    canal(type="DELETE", data=[], old=[]),
+])
+def test_malformed_messages_are_rejected_or_decoded_never_crash(doc: dict) -> None:
+    for format_id in ("canal_json", "drs_json", "drs_json_c", "oms_canal"):
+        outcome = decode_one(get_decoder(format_id), RawMessage(value=json.dumps(doc).encode()))
+        if outcome.rejected is not None:
+            assert "unexpected" not in outcome.rejected.detail, outcome.rejected.detail
+
+
+# ---------------------------------------------------------------- helpers
+
+@pytest.mark.parametrize(("name", "code", "expected"), [
+    ("int64", -5, "LONG"),            # OMS name unknown to MySQL: sqlType decides
+    ("bit(8)", -7, "LONG"),           # Canal writes bit(n>1) as a number
+    ("bit(1)", -7, "BOOLEAN"),
+    ("bigint(20) unsigned", -5, "DECIMAL(20,0)"),
+    ("varchar(10)", 12, "STRING"),
+    ("enum('a','b')", 4, "STRING"),   # TiCDC says INTEGER for enum; the value is the label
+    ("timestamp(3)", 93, "TIMESTAMP"),
+    ("datetime", 93, "TIMESTAMP_NTZ"),
+    (None, 3, "DECIMAL"),
+    ("mystery", None, "STRING"),
+    (None, None, None),
+])
+def test_column_logical_type(name: str | None, code: int | None, expected: str | None) -> None:
+    assert column_logical_type(name, code) == expected
+
+
+@pytest.mark.parametrize(("text", "zone", "expected"), [
+    ("1624614713.201", "UTC", "2021-06-25T09:51:53.201Z"),
+    ("1624614713", "Asia/Shanghai", "2021-06-25T09:51:53Z"),
+    ("2021-06-25 17:51:53.201", "Asia/Shanghai", "2021-06-25T09:51:53.201Z"),
+    ("2021-06-25T17:51:53+08:00", "UTC", "2021-06-25T09:51:53Z"),
+    ("2021-06-25 17:51:53.1234567", "UTC", "2021-06-25T17:51:53.1234567Z"),
+])
+def test_instant_text(text: str, zone: str, expected: str) -> None:
+    assert instant_text(text, zone) == expected
+
+
+def test_instant_text_rejects_invalid_values_as_warnings() -> None:
+    for text, zone in (("0000-00-00 00:00:00", "UTC"), ("2021-06-25 17:51:53", "Nowhere/City")):
+        with pytest.raises(ConversionWarning):
+            instant_text(text, zone)

@@ -1,0 +1,54 @@
+"""drs_json_generic beyond the fixtures: detection, es units, sqlType ignored, key overrides."""
+
+from __future__ import annotations
+
+import json
+
+from spark_jobs.formats.base import FormatOptions
+from spark_jobs.formats.canonical import RawMessage
+from spark_jobs.formats.drs_json_generic import DrsJsonGenericDecoder, instant_text, logical_type_of
+
+
+def _decode(doc: dict, options: FormatOptions | None = None) -> list[dict]:
+    return DrsJsonGenericDecoder(options).decode(RawMessage(value=json.dumps(doc).encode())).rows
+
+
+def test_mysql_flavour_and_mongo_are_not_claimed() -> None:
+    mysql = {"mysqlType": {"id": "int"}, "sqlType": {"id": 4}, "data": [{"id": "1"}], "type": "INSERT",
+             "database": "d", "table": "t", "pkNames": ["id"], "isDdl": False}
+    assert not DrsJsonGenericDecoder.matches(mysql)
+    mongo = {"op": "INSERT", "dbType": "MongoDB", "coll": "c", "value": "{}"}
+    assert not DrsJsonGenericDecoder.matches(mongo)
+    assert DrsJsonGenericDecoder.matches({"columnType": "", "opType": "INSERT", "type": "INSERT", "data": []})
+
+
+def test_es_unit_is_decided_by_magnitude() -> None:
+    base = {"columnType": None, "opType": "INSERT", "type": "INSERT", "data": [{"id": "1"}],
+            "pkNames": ["id"], "table": "t", "database": "d"}
+    assert _decode({**base, "es": 1639626187})[0]["event_time"] == 1639626187 * 1_000_000
+    assert _decode({**base, "es": 1639626187000})[0]["event_time"] == 1639626187 * 1_000_000
+
+
+def test_sqltype_codes_are_not_java_sql_types() -> None:
+    # 16 would be BOOLEAN in java.sql.Types; here it is DRS's code for a timestamp column.
+    row = _decode({"columnType": "", "sqlType": {"c": 16}, "opType": "INSERT", "type": "INSERT",
+                   "data": [{"c": "2021-12-16 12:31:49.344365"}], "pkNames": None, "table": "t"})[0]
+    assert row["after"] == {"c": "2021-12-16 12:31:49.344365"}
+    assert row["column_types"] == {}
+
+
+def test_key_override_wins_over_missing_pknames() -> None:
+    options = FormatOptions(primary_key_overrides={"public.t": ("a",)})
+    row = _decode({"columnType": {"a": "integer"}, "opType": "DELETE", "type": "DELETE", "schema": "public",
+                   "database": "db", "table": "t", "old": [{"a": "7"}], "pkNames": None}, options)[0]
+    assert row["primary_key_columns"] == ["a"]
+    assert row["row_key"] == '["7"]'
+
+
+def test_type_names_and_timestamptz_offsets() -> None:
+    assert logical_type_of("timestamp without time zone") == "TIMESTAMP_NTZ"
+    assert logical_type_of("int4range") == "STRING"
+    assert logical_type_of("_int4") == "STRING"
+    assert logical_type_of("numeric") == "DECIMAL"
+    assert instant_text("2010-01-01 14:30:00+08", "UTC") == "2010-01-01T06:30:00Z"
+    assert instant_text("2010-01-01 14:30:00.25-03:30", "UTC") == "2010-01-01T18:00:00.25Z"

@@ -1,0 +1,43 @@
+"""maxwell_json beyond the fixtures: detection against look-alikes, ts units, Kafka keys."""
+
+from __future__ import annotations
+
+import json
+
+from spark_jobs.formats.canonical import RawMessage
+from spark_jobs.formats.detect import detect
+from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _binlog_sequence, _kafka_key_pairs
+from spark_jobs.formats.values import loads_exact
+
+INSERT = {"database": "d", "table": "t", "type": "insert", "ts": 1477053217, "xid": 1, "data": {"id": 1}}
+
+
+def test_detected_but_not_for_canal_shapes() -> None:
+    assert detect(loads_exact(json.dumps(INSERT))) is MaxwellJsonDecoder
+    canal = {"database": "d", "table": "t", "type": "INSERT", "ts": 1, "data": [{"id": "1"}],
+             "mysqlType": {"id": "int"}, "isDdl": False}
+    assert detect(loads_exact(json.dumps(canal))) is not MaxwellJsonDecoder
+
+
+def test_ddl_ts_in_milliseconds_and_row_ts_in_seconds_give_the_same_instant() -> None:
+    decoder = MaxwellJsonDecoder()
+    row = decoder.decode(RawMessage(value=json.dumps(INSERT).encode())).rows[0]
+    ddl = dict(INSERT, type="table-drop", ts=1477053217000, sql="drop table t")
+    ddl.pop("data")
+    ddl_row = decoder.decode(RawMessage(value=json.dumps(ddl).encode())).rows[0]
+    assert row["event_time"] == ddl_row["event_time"] == 1477053217 * 1_000_000
+    assert ddl_row["op"] == "DDL" and ddl_row["ddl"] == "drop table t"
+
+
+def test_bootstrap_markers_are_control_messages() -> None:
+    doc = dict(INSERT, type="bootstrap-complete", data={})
+    decoded = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+    assert decoded.control == "BOOTSTRAP_COMPLETE"
+
+
+def test_kafka_key_forms_and_binlog_sequence() -> None:
+    hash_key = b'{"database":"d","table":"t","pk.id":7}'
+    assert _kafka_key_pairs(RawMessage(value=b"", key=hash_key)) == [("id", "7")]
+    assert _kafka_key_pairs(RawMessage(value=b"", key=b'["d","t",[{"id":7}]]')) == [("id", "7")]
+    assert _kafka_key_pairs(RawMessage(value=b"", key=b"\xff")) == []
+    assert _binlog_sequence("master.000006:800911") == "master.000006:00000000000000800911"

@@ -1,0 +1,27 @@
+"""The console command exists and lists its sub-commands."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+
+def _cdclake() -> list[str]:
+    found = shutil.which("cdclake")
+    return [found] if found else [sys.executable, "-m", "cdclake.cli"]
+
+
+def test_help_lists_the_commands() -> None:
+    out = subprocess.run([*_cdclake(), "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ("formats", "decode", "kafka", "produce", "query", "run", "demo"):
+        assert command in out, command
+
+
+def test_formats_lists_every_registered_format_with_a_description() -> None:
+    from spark_jobs.formats import registry
+
+    out = subprocess.run([*_cdclake(), "formats"], capture_output=True, text=True, check=True).stdout
+    lines = out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == list(registry())
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines)

@@ -1,0 +1,75 @@
+"""The embedded broker is a real Kafka (KRaft): records keep keys, headers and CreateTime."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+pytestmark = pytest.mark.slow
+
+
+def test_produce_and_consume_keys_headers_and_create_time(kafka_bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    for future in admin.create_topics([NewTopic("foundation.roundtrip", 2, 1)]).values():
+        future.result()
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    sent = [(p, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i, [("h", f"x{i}".encode())])
+            for i, p in enumerate([0, 1, 0, 1, 0])]
+    for partition, key, value, ts, headers in sent:
+        producer.produce("foundation.roundtrip", key=key, value=value, partition=partition,
+                         timestamp=ts, headers=headers)
+    assert producer.flush(10) == 0
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "foundation",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition("foundation.roundtrip", p, 0) for p in (0, 1)])
+    got = []
+    while len(got) < len(sent):
+        message = consumer.poll(10)
+        assert message is not None, "timed out waiting for records"
+        assert message.error() is None
+        ts_type, ts = message.timestamp()
+        got.append((message.partition(), message.offset(), message.key(), message.value(), ts_type, ts,
+                    message.headers()))
+    consumer.close()
+    expected = [(0, 0, b"k0", b"v0", 1, 1_700_000_000_000, [("h", b"x0")]),
+                (0, 1, b"k2", b"v2", 1, 1_700_000_000_002, [("h", b"x2")]),
+                (0, 2, b"k4", b"v4", 1, 1_700_000_000_004, [("h", b"x4")]),
+                (1, 0, b"k1", b"v1", 1, 1_700_000_000_001, [("h", b"x1")]),
+                (1, 1, b"k3", b"v3", 1, 1_700_000_000_003, [("h", b"x3")])]
+    assert sorted(got) == expected
+
+
+def test_cli_status_start_again_and_stop(tmp_path, monkeypatch) -> None:
+    """`cdclake kafka start|status|stop` on a second state folder and port, as a user runs it."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env_home = {"CDCLAKE_HOME": str(tmp_path)}
+    import os
+
+    env = {**os.environ, **env_home}
+    cli = [sys.executable, "-m", "cdclake.cli", "kafka"]
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*cli, *args], capture_output=True, text=True, env=env, timeout=120)
+
+    assert run("status").stdout.strip() == "Kafka broker is not running"
+    started = run("start", "--port", str(port))
+    assert started.returncode == 0, started.stderr
+    assert f"listening on localhost:{port}" in started.stdout
+    try:
+        again = run("start", "--port", str(port))
+        assert again.returncode == 0 and "already running" in again.stdout
+        status = run("status")
+        assert status.returncode == 0 and f"localhost:{port}" in status.stdout
+    finally:
+        stopped = run("stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert run("stop").stdout.strip() == "Kafka broker is not running"
+    assert run("status").returncode == 3
