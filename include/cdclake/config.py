@@ -97,7 +97,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         topics=topics,
         gates=GateConfig(**{k: v for k, v in gates.items() if k in GateConfig.__dataclass_fields__}),
         tombstone_retention_days=int((raw.get("compaction") or {}).get("tombstone_retention_days", 7)),
-        max_value_bytes=int((raw.get("normalize") or {}).get("max_value_bytes", 16 * 1024 * 1024)),
+        max_value_bytes=int((raw.get("normalize") or {}).get("max_value_bytes", 4 * 1024 * 1024)),
         home=home,
     )
 

@@ -83,6 +83,9 @@ def _server_properties(paths: BrokerPaths, port: int, controller_port: int) -> s
         "auto.create.topics.enable=false",
         # The embedded broker keeps everything: landing hours may be days old (backfills, demo).
         "log.retention.ms=-1",
+        # CDC rows with LOBs can be large; accept them so normalize can judge (and quarantine).
+        "message.max.bytes=16777216",
+        "replica.fetch.max.bytes=16777216",
         "",
     ])
 

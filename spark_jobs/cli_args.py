@@ -1,0 +1,37 @@
+"""Argument parsing shared by the spark-submit entry points (``*_job.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+
+def parse_hour(text: str) -> dt.datetime:
+    """``2024-01-01T10``, ``2024-01-01T10:00``, ``2024-01-01T10:00:00Z`` or ``+00:00`` -> naive UTC
+    hour. A time that is not on the hour is an error (hours are the unit of every write)."""
+    body = text.strip().replace(" ", "T")
+    if body.endswith("Z"):
+        body = body[:-1] + "+00:00"
+    if len(body) == 13:
+        body += ":00"
+    try:
+        moment = dt.datetime.fromisoformat(body)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO hour: {text!r} (e.g. 2024-01-01T10:00:00Z)") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    if moment.minute or moment.second or moment.microsecond:
+        raise argparse.ArgumentTypeError(f"{text!r} is not on the hour")
+    return moment
+
+
+def hour_text(hour: dt.datetime) -> str:
+    return hour.strftime("%Y-%m-%dT%H:00:00Z")
+
+
+def job_parser(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--hour", required=True, type=parse_hour, help="landing hour (UTC), e.g. 2024-01-01T10:00:00Z")
+    parser.add_argument("--run-id", required=True, help="the Airflow run id (lineage)")
+    parser.add_argument("--config", help="pipeline configuration file (default include/config/pipeline.yml)")
+    return parser

@@ -1,0 +1,190 @@
+"""Normalize one landing hour: ``raw.kafka_messages`` -> ``cdc.changelog`` + ``cdc.quarantine``.
+
+Every raw message ends up in exactly one of three places, and the run stats prove it per topic:
+raw messages = messages that produced change rows + control messages + quarantined messages.
+Control messages (heartbeats, transaction markers, tombstones) are counted, not stored as changes.
+Each write replaces the hour, so re-running an hour (or replaying its quarantine after a decoder
+fix, which is the same thing) gives the same tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs.decode_spark import (
+    KIND_CONTROL,
+    KIND_REJECTED,
+    KIND_ROW,
+    TopicFormat,
+    change_rows,
+    decode_outcomes,
+)
+from spark_jobs.formats.base import FormatOptions
+from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables
+
+STAGE = "normalize"
+
+
+class ReconciliationError(RuntimeError):
+    """Raw message counts do not equal decoded + control + quarantined: something was lost."""
+
+
+@dataclass(frozen=True)
+class NormalizeSummary:
+    hour: dt.datetime
+    run_id: str
+    raw_messages: int
+    decoded_messages: int
+    control_messages: int
+    quarantined_messages: int
+    change_rows: int
+
+
+def topic_formats(config: object) -> dict[str, TopicFormat]:
+    """Per-topic decoding from a ``PipelineConfig`` (format id, time zone, key overrides, ...)."""
+    formats = {}
+    for topic in config.topics:  # type: ignore[attr-defined]
+        formats[topic.name] = TopicFormat(topic.format, FormatOptions(
+            source_timezone=topic.source_timezone,
+            primary_key_overrides={k: tuple(v) for k, v in topic.primary_keys.items()},
+            schema_file=topic.schema_file,
+            max_value_bytes=config.max_value_bytes,  # type: ignore[attr-defined]
+        ))
+    return formats
+
+
+def hour_filter(hour: dt.datetime, column: str = "landed_hour") -> Column:
+    return F.col(column) == F.lit(hour).cast("timestamp")
+
+
+def changelog_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> DataFrame:
+    return (change_rows(outcomes)
+            .withColumn("landed_hour", F.lit(hour).cast("timestamp"))
+            .withColumn("run_id", F.lit(run_id)))
+
+
+def quarantine_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> DataFrame:
+    return outcomes.where(F.col("_kind") == KIND_REJECTED).select(
+        F.col("msg_topic").alias("kafka_topic"),
+        F.col("msg_partition").alias("kafka_partition"),
+        F.col("msg_offset").alias("kafka_offset"),
+        F.col("msg_timestamp").alias("kafka_timestamp"),
+        F.col("msg_key").alias("key"),
+        F.col("msg_value").alias("value"),
+        "format_tried",
+        "reason_code",
+        F.col("reason_message").alias("message"),
+        F.lit(hour).cast("timestamp").alias("landed_hour"),
+        F.lit(run_id).alias("run_id"),
+        F.current_timestamp().alias("quarantined_at"),
+    )
+
+
+def run_stats(raw: DataFrame, outcomes: DataFrame, hour: dt.datetime, run_id: str) -> DataFrame:
+    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic."""
+    message_key = ["msg_topic", "msg_partition", "msg_offset"]
+    raw_counts = raw.groupBy(F.col("topic")).agg(F.count(F.lit(1)).alias("value")).select(
+        F.lit("raw_messages").alias("metric"), "topic", F.lit(None).cast("string").alias("source_format"),
+        F.lit(None).cast("string").alias("op"), F.lit(None).cast("string").alias("table_name"),
+        F.lit(None).cast("string").alias("reason_code"), F.lit(None).cast("string").alias("control_kind"),
+        "value")
+    rows = outcomes.where(F.col("_kind") == KIND_ROW)
+    decoded = (rows.select(*message_key, "source_format").distinct()
+               .groupBy("msg_topic", "source_format").agg(F.count(F.lit(1)).alias("value"))
+               .select(F.lit("decoded_messages").alias("metric"), F.col("msg_topic").alias("topic"),
+                       "source_format", F.lit(None).cast("string").alias("op"),
+                       F.lit(None).cast("string").alias("table_name"),
+                       F.lit(None).cast("string").alias("reason_code"),
+                       F.lit(None).cast("string").alias("control_kind"), "value"))
+    # Counted after pairing, so they equal the changelog's rows.
+    changes = (change_rows(outcomes).groupBy("kafka_topic", "source_format", "op", "table_name")
+               .agg(F.count(F.lit(1)).alias("value"))
+               .select(F.lit("change_rows").alias("metric"), F.col("kafka_topic").alias("topic"),
+                       "source_format", "op", "table_name",
+                       F.lit(None).cast("string").alias("reason_code"),
+                       F.lit(None).cast("string").alias("control_kind"), "value"))
+    control = (outcomes.where(F.col("_kind") == KIND_CONTROL)
+               .groupBy("msg_topic", "control_kind").agg(F.count(F.lit(1)).alias("value"))
+               .select(F.lit("control_messages").alias("metric"), F.col("msg_topic").alias("topic"),
+                       F.lit(None).cast("string").alias("source_format"),
+                       F.lit(None).cast("string").alias("op"),
+                       F.lit(None).cast("string").alias("table_name"),
+                       F.lit(None).cast("string").alias("reason_code"), "control_kind", "value"))
+    rejected = (outcomes.where(F.col("_kind") == KIND_REJECTED)
+                .groupBy("msg_topic", "format_tried", "reason_code").agg(F.count(F.lit(1)).alias("value"))
+                .select(F.lit("quarantined_messages").alias("metric"), F.col("msg_topic").alias("topic"),
+                        F.col("format_tried").alias("source_format"),
+                        F.lit(None).cast("string").alias("op"),
+                        F.lit(None).cast("string").alias("table_name"), "reason_code",
+                        F.lit(None).cast("string").alias("control_kind"), "value"))
+    stats = raw_counts.unionByName(decoded).unionByName(changes).unionByName(control).unionByName(rejected)
+    return stats.select(
+        F.lit(STAGE).alias("stage"), F.lit(hour).cast("timestamp").alias("landed_hour"),
+        F.lit(run_id).alias("run_id"), "topic", "metric", "source_format", "op", "table_name",
+        "reason_code", "control_kind", F.col("value").cast("bigint").alias("value"))
+
+
+def reconcile(stats: list[dict]) -> dict[str, dict[str, int]]:
+    """Per-topic totals; raises :class:`ReconciliationError` when a topic's messages don't add up."""
+    totals: dict[str, dict[str, int]] = {}
+    for row in stats:
+        per_topic = totals.setdefault(row["topic"], {})
+        per_topic[row["metric"]] = per_topic.get(row["metric"], 0) + int(row["value"])
+    problems = []
+    for topic, t in sorted(totals.items()):
+        accounted = t.get("decoded_messages", 0) + t.get("control_messages", 0) + \
+            t.get("quarantined_messages", 0)
+        if t.get("raw_messages", 0) != accounted:
+            problems.append(f"topic {topic!r}: raw {t.get('raw_messages', 0)} != decoded "
+                            f"{t.get('decoded_messages', 0)} + control {t.get('control_messages', 0)} "
+                            f"+ quarantined {t.get('quarantined_messages', 0)}")
+    if problems:
+        raise ReconciliationError("messages not accounted for: " + "; ".join(problems))
+    return totals
+
+
+def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: dt.datetime,
+                   run_id: str, branch: str | None = None) -> NormalizeSummary:
+    """Decode the hour's raw messages and replace the hour in changelog, quarantine and stats.
+
+    ``branch`` (Iceberg write-audit-publish) writes the changelog and quarantine to that branch
+    instead of ``main``; stats always go to ``main`` (gates read them).
+    """
+    ensure_tables(spark)
+    raw = spark.table(RAW_MESSAGES).where(hour_filter(hour))
+    outcomes = decode_outcomes(raw, formats).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        stats_df = run_stats(raw, outcomes, hour, run_id)
+        stats = [r.asDict() for r in stats_df.collect()]
+        totals = reconcile(stats)
+        changes = changelog_rows(outcomes, hour, run_id)
+        _replace_hour(spark, changes, CHANGELOG, hour, branch)
+        _replace_hour(spark, quarantine_rows(outcomes, hour, run_id), QUARANTINE, hour, branch)
+        _replace_stats(spark, stats_df, hour)
+    finally:
+        outcomes.unpersist()
+
+    def total(metric: str) -> int:
+        return sum(t.get(metric, 0) for t in totals.values())
+
+    return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
+                            total("control_messages"), total("quarantined_messages"), total("change_rows"))
+
+
+def table_ref(table: str, branch: str | None) -> str:
+    """``table`` or its Iceberg branch (``db.t.branch_audit``) for reads and writes."""
+    return f"{table}.branch_{branch}" if branch else table
+
+
+def _replace_hour(spark: SparkSession, df: DataFrame, table: str, hour: dt.datetime,
+                  branch: str | None) -> None:
+    df.writeTo(table_ref(table, branch)).overwrite(hour_filter(hour))
+
+
+def _replace_stats(spark: SparkSession, stats: DataFrame, hour: dt.datetime) -> None:
+    stats.writeTo(RUN_STATS).overwrite(hour_filter(hour) & (F.col("stage") == F.lit(STAGE)))

@@ -1,0 +1,40 @@
+"""spark-submit entry point: normalize one landing hour (see ``spark_jobs.normalize``).
+
+    spark-submit spark_jobs/normalize_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import asdict
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.cli_args import hour_text, job_parser
+from spark_jobs.normalize import NormalizeSummary, normalize_hour, topic_formats
+
+
+def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str,
+        branch: str | None = None) -> NormalizeSummary:
+    return normalize_hour(spark, topic_formats(config), hour, run_id, branch)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = job_parser("Decode one landing hour into cdc.changelog and cdc.quarantine.")
+    parser.add_argument("--branch", help="write to this Iceberg branch (write-audit-publish)")
+    args = parser.parse_args(argv)
+    from cdclake.config import load_config
+    from spark_jobs.session import build_session, settings_from_config
+
+    config = load_config(args.config)
+    spark = build_session(settings_from_config(config, app_name=f"cdclake-normalize-{hour_text(args.hour)}"))
+    summary = run(spark, config, args.hour, args.run_id, args.branch)
+    print(json.dumps({k: (hour_text(v) if isinstance(v, dt.datetime) else v)
+                      for k, v in asdict(summary).items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
