@@ -31,7 +31,8 @@ def hour_text(hour: dt.datetime) -> str:
 
 def job_parser(description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--hour", required=True, type=parse_hour, help="landing hour (UTC), e.g. 2024-01-01T10:00:00Z")
+    parser.add_argument("--hour", required=True, type=parse_hour,
+                        help="landing hour (UTC), e.g. 2024-01-01T10:00:00Z")
     parser.add_argument("--run-id", required=True, help="the Airflow run id (lineage)")
     parser.add_argument("--config", help="pipeline configuration file (default include/config/pipeline.yml)")
     return parser

@@ -95,7 +95,9 @@ GATE_RESULTS_DDL = """
 
 # (name, columns DDL, partitioning, write order)
 TABLES: tuple[tuple[str, str, str, str], ...] = (
-    (RAW_MESSAGES, RAW_MESSAGES_DDL, "landed_hour", "topic, `partition`, `offset`"),
+    # Partitioned by hour and topic: a landing replaces exactly its (hour, topic) partitions, so
+    # landing some topics of an hour never touches the others.
+    (RAW_MESSAGES, RAW_MESSAGES_DDL, "landed_hour, topic", "topic, `partition`, `offset`"),
     (OFFSET_LEDGER, OFFSET_LEDGER_DDL, "", "landed_hour, topic, `partition`"),
     # Partitioned by landing hour (the unit of replacement); sorted by table and event time
     # so that per-table reads prune files by their min/max statistics.

@@ -65,6 +65,33 @@ def build_parser() -> argparse.ArgumentParser:
 _EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
 
 
+def _landing_commands(commands: argparse._SubParsersAction) -> None:
+    from cdclake.landing_cli import register
+
+    register(commands)
+
+
+_EXTRA_COMMANDS.append(_landing_commands)
+
+
+def _validate_commands(commands: argparse._SubParsersAction) -> None:
+    from cdclake.validate_cli import register
+
+    register(commands)
+
+
+_EXTRA_COMMANDS.append(_validate_commands)
+
+
+def _run_commands(commands: argparse._SubParsersAction) -> None:
+    from cdclake.run_cli import register
+
+    register(commands)
+
+
+_EXTRA_COMMANDS.append(_run_commands)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:

@@ -41,6 +41,24 @@ class GateConfig:
 
 
 @dataclass(frozen=True)
+class MaintenanceConfig:
+    """Daily table maintenance (``spark_jobs.maintenance``); ``maintenance:`` in the YAML file."""
+
+    # Snapshots older than this are expired (time travel reaches back this far) ...
+    snapshot_retention_days: int = 7
+    # ... but every table keeps at least this many, and snapshots that branches/tags reference.
+    retain_last: int = 5
+    # Files no snapshot references are deleted only once older than this: an in-flight write's
+    # files are unreferenced until it commits, so this must exceed the longest write.
+    orphan_file_age_days: int = 3
+    # rewrite_data_files: rewrite a group once it has this many files ...
+    min_input_files: int = 5
+    # ... or any data file with at least this many delete files (merge-on-read current tables).
+    delete_file_threshold: int = 1
+    target_file_size_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class PipelineConfig:
     bootstrap_servers: str
     kafka_port: int
@@ -57,6 +75,7 @@ class PipelineConfig:
     tombstone_retention_days: int
     max_value_bytes: int
     home: Path
+    maintenance: MaintenanceConfig = field(default_factory=MaintenanceConfig)
 
     def topic(self, name: str) -> TopicConfig:
         for topic in self.topics:
@@ -99,7 +118,25 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         tombstone_retention_days=int((raw.get("compaction") or {}).get("tombstone_retention_days", 7)),
         max_value_bytes=int((raw.get("normalize") or {}).get("max_value_bytes", 4 * 1024 * 1024)),
         home=home,
+        maintenance=_maintenance(raw.get("maintenance") or {}),
     )
+
+
+def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:
+    unknown = sorted(set(raw) - set(MaintenanceConfig.__dataclass_fields__))
+    if unknown:
+        raise ConfigError(f"unknown key(s) under 'maintenance': {unknown}; known: "
+                          f"{sorted(MaintenanceConfig.__dataclass_fields__)}")
+    values = {k: (None if v is None else int(v)) for k, v in raw.items()}
+    config = MaintenanceConfig(**values)
+    if config.retain_last < 1:
+        raise ConfigError("maintenance.retain_last must be at least 1 (the current snapshot)")
+    if config.snapshot_retention_days < 0:
+        raise ConfigError("maintenance.snapshot_retention_days must be 0 or more")
+    if config.orphan_file_age_days < 1:
+        raise ConfigError("maintenance.orphan_file_age_days must be at least 1: younger unreferenced "
+                          "files may belong to a write that has not committed yet")
+    return config
 
 
 def _topic(raw: dict[str, Any]) -> TopicConfig:

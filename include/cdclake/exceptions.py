@@ -17,3 +17,27 @@ class BrokerError(CdclakeError):
 
 class SetupError(CdclakeError):
     """Something set-up should have installed is missing (jars, venv)."""
+
+
+class LandingError(CdclakeError):
+    """Planning or landing an hour of Kafka offsets failed."""
+
+
+class TopicNotFoundError(LandingError):
+    """A configured topic does not exist on the Kafka cluster."""
+
+
+class HourNotOverError(LandingError):
+    """The hour's end lies in the future: its offsets are not final yet."""
+
+
+class RetentionGapError(LandingError):
+    """Kafka no longer holds offsets that belong to an hour that was not landed."""
+
+
+class OffsetContinuityError(LandingError):
+    """An hour's range does not start where the previous landed hour ended (gap or overlap)."""
+
+
+class GateFailed(CdclakeError):
+    """A quality gate found data that must not be published; the message lists what failed."""

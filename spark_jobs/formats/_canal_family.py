@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from decimal import InvalidOperation
 from typing import Any, ClassVar
 
@@ -92,6 +93,15 @@ _TEXT_TYPE_NAMES = frozenset({
 # ---------------------------------------------------------------- types and values
 
 def column_logical_type(type_name: Any, sql_type: Any) -> str | None:
+    """Logical type of a column (cached: a topic has few distinct type declarations)."""
+    try:
+        return _column_logical_type(type_name, None if sql_type is None else str(sql_type))
+    except TypeError:  # unhashable vendor value (e.g. a list): compute uncached
+        return _column_logical_type.__wrapped__(type_name, sql_type)
+
+
+@lru_cache(maxsize=4096)
+def _column_logical_type(type_name: Any, sql_type: Any) -> str | None:
     """Logical type of a column from its vendor type name and/or java.sql.Types code.
 
     The type name wins (it tells ``timestamp`` from ``datetime``, precision and signedness);
@@ -192,6 +202,7 @@ def json_text(value: Any) -> str:
         raise ConversionWarning(f"not JSON: {str(value)[:40]!r}") from exc
 
 
+@lru_cache(maxsize=1024)
 def _converter(logical: str | None, binary_encoding: str, zone: str) -> Any:
     if logical is None or logical == "STRING":
         return text_of
@@ -216,6 +227,7 @@ def _converter(logical: str | None, binary_encoding: str, zone: str) -> Any:
     return text_of
 
 
+@lru_cache(maxsize=1024)
 def _guarded(converter: Any) -> Any:
     """A converter whose every parse failure is a :class:`ConversionWarning` (original kept)."""
     def run(value: Any) -> str:

@@ -11,8 +11,13 @@ from typing import Any
 
 from spark_jobs.formats import errors
 from spark_jobs.formats.base import Decoder, pair_update_halves
-from spark_jobs.formats.canonical import RawMessage
+from spark_jobs.formats.canonical import TIME_FIELDS, RawMessage
 from spark_jobs.formats.errors import DecodeError
+
+
+# Times every consumer (Spark, Arrow, Python datetime) can hold: 0001-01-01 .. 9999-12-31.
+MIN_MICROS = -62_135_596_800_000_000
+MAX_MICROS = 253_402_300_799_999_999
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,13 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
     if not decoded.rows:
         detail = f"{decoder.format_id}: message produced no change rows and is not a control message"
         return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
+    for row in decoded.rows:
+        for name in TIME_FIELDS:
+            value = row.get(name)
+            if value is not None and not MIN_MICROS <= value <= MAX_MICROS:
+                detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' is out of range "
+                          f"(years 0001-9999): {value} microseconds since the epoch")
+                return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
     return Outcome(rows=decoded.rows)
 
 

@@ -12,7 +12,8 @@ import base64
 import binascii
 import json
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -131,12 +132,14 @@ def base64_from_byte_list(text: str) -> str:
     if not body:
         return ""
     try:
-        numbers = [int(part) for part in body.split(",")]
+        numbers = list(map(int, body.split(",")))
     except ValueError as exc:
         raise ConversionWarning(f"not a byte list: {text[:40]!r}") from exc
-    if any(n < -128 or n > 255 for n in numbers):
+    low, high = min(numbers), max(numbers)
+    if low < -128 or high > 255:
         raise ConversionWarning(f"byte out of range in {text[:40]!r}")
-    return base64_of_bytes(bytes(n & 0xFF for n in numbers))
+    data = bytes(numbers) if low >= 0 else bytes([n & 0xFF for n in numbers])
+    return base64_of_bytes(data)
 
 
 def base64_from_hex(text: str) -> str:
@@ -217,6 +220,23 @@ def micros_from_epoch(value: Any, unit: str) -> int:
     return int((dec * factor).to_integral_value(rounding="ROUND_FLOOR"))
 
 
+def _parse_wall(text: str) -> datetime:
+    """``YYYY-MM-DD[ T]HH:MM:SS`` -> naive datetime, without strptime (hot path)."""
+    try:
+        return datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]),
+                        int(text[14:16]), int(text[17:19]))
+    except ValueError as exc:
+        raise ValueError(f"not a valid datetime: {text!r}") from exc
+
+
+@lru_cache(maxsize=256)
+def zone(name: str) -> tzinfo:
+    """A time zone by IANA name or ``UTC`` (cached: ZoneInfo lookups are slow)."""
+    from zoneinfo import ZoneInfo
+
+    return UTC if name in ("UTC", "Z", "Etc/UTC") else ZoneInfo(name)
+
+
 _WALL = re.compile(
     r"(?P<date>-?\d{4,}-\d{2}-\d{2})(?:[ T](?P<time>\d{2}:\d{2}(?::\d{2})?)(?:\.(?P<frac>\d+))?)?$"
 )
@@ -235,8 +255,10 @@ def wall_clock_text(text: str) -> str:
     time_part = match["time"] or "00:00:00"
     if len(time_part) == 5:
         time_part += ":00"
+    if len(date_part) != 10:
+        raise ConversionWarning(f"not a valid datetime: {text!r}")
     try:
-        datetime.strptime(f"{date_part} {time_part}", "%Y-%m-%d %H:%M:%S")
+        _parse_wall(f"{date_part}T{time_part}")
     except ValueError as exc:
         raise ConversionWarning(f"not a valid datetime: {text!r}") from exc
     out = f"{date_part}T{time_part}"
@@ -249,7 +271,9 @@ def date_text(text: str) -> str:
     """``YYYY-MM-DD`` validated (invalid dates raise :class:`ConversionWarning`)."""
     body = str(text).strip()[:10]
     try:
-        datetime.strptime(body, "%Y-%m-%d")
+        if len(body) != 10 or body[4] != "-" or body[7] != "-":
+            raise ValueError(body)
+        datetime(int(body[0:4]), int(body[5:7]), int(body[8:10]))
     except ValueError as exc:
         raise ConversionWarning(f"not a valid date: {text!r}") from exc
     return body
@@ -257,11 +281,9 @@ def date_text(text: str) -> str:
 
 def wall_clock_to_utc_micros(text: str, zone: str = "UTC") -> int:
     """Zone-less local datetime text in ``zone`` -> epoch microseconds (UTC)."""
-    from zoneinfo import ZoneInfo
-
     canonical = wall_clock_text(text)
     whole, _, frac = canonical.partition(".")
-    moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=ZoneInfo(zone))
+    moment = _parse_wall(whole).replace(tzinfo=globals()["zone"](zone))
     micros = int((moment - _EPOCH).total_seconds()) * 1_000_000
     if frac:
         micros += int((frac + "000000")[:6])
@@ -282,7 +304,10 @@ def iso_utc_from_zoned_text(text: str) -> str:
         sign = -1 if zone[0] == "-" else 1
         digits = zone[1:].replace(":", "")
         offset = sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    local = datetime.strptime(f"{match[1]} {match[2]}", "%Y-%m-%d %H:%M:%S")
+    try:
+        local = _parse_wall(f"{match[1]}T{match[2]}")
+    except ValueError as exc:
+        raise ConversionWarning(f"not a valid timestamp: {text!r}") from exc
     utc = local - offset
     out = utc.strftime("%Y-%m-%dT%H:%M:%S")
     if match[3] and match[3].rstrip("0"):
@@ -294,7 +319,7 @@ def micros_from_iso_utc(text: str) -> int:
     """ISO UTC text made by this module -> epoch microseconds (fraction beyond micros dropped)."""
     body = text.rstrip("Z")
     whole, _, frac = body.partition(".")
-    moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    moment = _parse_wall(whole).replace(tzinfo=UTC)
     micros = int((moment - _EPOCH).total_seconds()) * 1_000_000
     if frac:
         micros += int((frac + "000000")[:6])
@@ -341,6 +366,7 @@ _MYSQL_TYPE = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9 _]*?)\s*(?:\((\d+)\s*(?:,\s*(
                          r"(unsigned|signed)?\s*(zerofill)?\s*$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def logical_type_from_sql_name(type_name: str) -> str:
     """Logical type from a SQL type name such as ``bigint(20) unsigned``, ``decimal(10,2)``,
     ``varchar(22)``, ``timestamp(3)``, ``int4``, ``numeric``, ``bytea``."""

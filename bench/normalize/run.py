@@ -1,0 +1,119 @@
+"""Benchmark: normalize job vs. a bare Spark JSON parse of the same raw rows.
+
+    .venv/bin/python bench/normalize/run.py [--messages 1000000] [--keep]
+
+Generates N raw messages (≈1 KB each, a realistic mix of formats taken from the fixtures, with
+ids varied per message) into ``raw.kafka_messages`` for one hour of a private state folder, then
+times, on the same rows and in the same run:
+  1. the normalize job (decode, pair, changelog + quarantine + stats writes);
+  2. a bare parse: ``from_json(value, map<string,string>)`` plus a count.
+Prints messages/s for both and their ratio (normalize / bare). Not a test: figures go in
+bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HOUR = dt.datetime(2024, 6, 1, 12)
+
+# (topic, format, fixture file, line index) — the mix: one template per format family.
+TEMPLATES = [
+    ("bench.canal", "canal_json", "canal_json/insert_update_delete_batch/input.jsonl", 0),
+    ("bench.drs", "drs_json", "drs_json/manual_update_en/input.jsonl", 0),
+    ("bench.dataworks", "dataworks_json", "dataworks_json/manual_update_one_message/input.jsonl", 0),
+    ("bench.debezium", "debezium_json", "debezium_json/schemaless_mysql/input.jsonl", 0),
+    ("bench.oms", "oms_default", "oms_default/manual_examples_corrected/input.jsonl", 0),
+    ("bench.cloudcanal", "cloudcanal_json", "cloudcanal_json/manual_dml_corrected/input.jsonl", 0),
+    ("bench.mongo", "drs_mongo", "drs_mongo/manual_examples/input.jsonl", 0),
+    ("bench.maxwell", "maxwell_json", "maxwell_json/row_events/input.jsonl", 0),
+]
+
+
+def _template(fixture: str, index: int) -> str:
+    lines = [line for line in (ROOT / "tests" / "fixtures" / fixture).read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    doc = json.loads(lines[index])
+    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--keep", action="store_true", help="keep the state folder")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="cdclake-bench-"))
+    os.environ["CDCLAKE_HOME"] = str(home)
+    sys.path[:0] = [str(ROOT), str(ROOT / "include")]
+    from pyspark.sql import functions as F
+
+    from cdclake.config import load_config
+    from spark_jobs.decode_spark import TopicFormat
+    from spark_jobs.formats.base import FormatOptions
+    from spark_jobs.normalize import normalize_hour
+    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.tables import RAW_MESSAGES, ensure_tables
+
+    config = load_config()
+    spark = build_session(settings_from_config(config, app_name="cdclake-bench-normalize"))
+    ensure_tables(spark)
+    templates = []
+    for topic, _fmt, fixture, index in TEMPLATES:
+        text = _template(fixture, index)
+        pad = max(0, 1000 - len(text.encode()))
+        templates.append((topic, text, pad))
+    print(f"cores: {os.cpu_count()}, messages: {args.messages}, templates: {len(templates)}")
+    t0 = time.perf_counter()
+    tdf = spark.createDataFrame(
+        [(i, topic, text, pad) for i, (topic, text, pad) in enumerate(templates)],
+        "t int, topic string, text string, pad int")
+    n = len(templates)
+    raw = (spark.range(args.messages)
+           .withColumn("t", (F.col("id") % n).cast("int"))
+           .join(F.broadcast(tdf), "t")
+           # Pad each message to ~1 KB with an extra top-level field decoders ignore.
+           .withColumn("value", F.encode(F.concat(
+               F.expr("substring(text, 1, length(text) - 1)"),
+               F.lit(',"bench_pad":"'), F.expr("repeat('x', pad)"), F.lit('"}')), "UTF-8"))
+           .select("topic", F.lit(0).alias("partition"), F.col("id").alias("offset"),
+                   F.lit(HOUR + dt.timedelta(minutes=5)).cast("timestamp").alias("timestamp"),
+                   F.lit(0).alias("timestamp_type"), F.lit(None).cast("binary").alias("key"), "value",
+                   F.array().cast("array<struct<key:string,value:binary>>").alias("headers"),
+                   F.lit(HOUR).cast("timestamp").alias("landed_hour"), F.lit("bench").alias("run_id"),
+                   F.current_timestamp().alias("landed_at")))
+    raw.writeTo(RAW_MESSAGES).overwrite(F.col("landed_hour") == F.lit(HOUR))
+    stored = spark.table(RAW_MESSAGES).where(F.col("landed_hour") == F.lit(HOUR))
+    avg_bytes = stored.select(F.avg(F.length("value"))).first()[0]
+    print(f"generated in {time.perf_counter() - t0:.1f}s; average value {avg_bytes:.0f} bytes")
+
+    t1 = time.perf_counter()
+    count = stored.select(F.from_json(F.col("value").cast("string"), "map<string,string>").alias("m")) \
+        .where(F.col("m").isNotNull()).count()
+    bare_s = time.perf_counter() - t1
+    formats = {topic: TopicFormat(fmt, FormatOptions()) for topic, fmt, _f, _i in TEMPLATES}
+    t2 = time.perf_counter()
+    summary = normalize_hour(spark, formats, HOUR, "bench")
+    norm_s = time.perf_counter() - t2
+    bare_rate, norm_rate = args.messages / bare_s, args.messages / norm_s
+    print(f"bare from_json parse: {count} rows in {bare_s:.1f}s = {bare_rate:,.0f} messages/s")
+    print(f"normalize job:        {summary.raw_messages} messages -> {summary.change_rows} change rows, "
+          f"{summary.quarantined_messages} quarantined, in {norm_s:.1f}s = {norm_rate:,.0f} messages/s")
+    print(f"ratio normalize/bare: {norm_rate / bare_rate:.2f}")
+    spark.stop()
+    if not args.keep:
+        shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""
+### cdclake hourly: one Kafka hour -> raw -> changelog -> current-state tables
+
+Each run handles its data interval `[data_interval_start, data_interval_end)`:
+
+1. **plan** the hour's offset range per topic-partition (fails loudly on a retention gap, a
+   missing topic, or an hour that is not over);
+2. **land** exactly those offsets into `raw.kafka_messages` (Spark, replaces the hour), then the
+   **validate_raw** gate;
+3. **normalize** every vendor format into `cdc.changelog` + `cdc.quarantine` on the hour's audit
+   branch, then **validate_changelog** (nulls, ops, timestamp sanity, quarantine rate,
+   reconciliation);
+4. **compact** the hour into `current.<db>__<table>` (audit branch), then **validate_current**;
+5. **publish**: fast-forward `main` to the audit branches. Analysts only ever read `main`.
+
+Gates never retry (the data they read has not changed); I/O tasks do. `max_active_runs=1`: hours
+publish in order, so each audit branch fast-forwards onto the previous hour's `main`, and the
+compaction of hour N sees hours < N. A backfill (UI or `airflow backfill create`) of any range
+runs the hours one after another through this same path. Param `topics` restricts a run.
+"""
+
+from __future__ import annotations
+
+import pendulum
+from airflow.sdk import Asset, Param, chain, dag, task
+from airflow.timetables.interval import CronDataIntervalTimetable
+
+from cdclake.dag_defaults import DEFAULT_ARGS, gate_args, io_args, lakehouse_write_args
+from cdclake_airflow.operators import AUDIT_BRANCH_TEMPLATE, CdclakeSparkJobOperator
+
+RAW = Asset("iceberg://lakehouse/raw/kafka_messages")
+CHANGELOG = Asset("iceberg://lakehouse/cdc/changelog")
+QUARANTINE = Asset("iceberg://lakehouse/cdc/quarantine")
+CURRENT = Asset("iceberg://lakehouse/current")
+BRANCH_ARGS = ["--branch", AUDIT_BRANCH_TEMPLATE]
+
+
+@dag(
+    dag_id="cdclake_hourly",
+    schedule=CronDataIntervalTimetable("0 * * * *", timezone="UTC"),
+    start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
+    catchup=True,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    doc_md=__doc__,
+    tags=["cdclake", "cdc", "iceberg", "hourly"],
+    params={"topics": Param([], type="array", description="only these topics (empty: all configured)")},
+)
+def cdclake_hourly() -> None:
+    @task(task_id="plan", **io_args())
+    def plan(data_interval_start=None, run_id=None, params=None) -> str:  # noqa: ANN001
+        from cdclake.hourly import plan_hour_to_file
+
+        return plan_hour_to_file(data_interval_start, run_id, list(params.get("topics") or []))
+
+    planned = plan()
+    land = CdclakeSparkJobOperator(
+        task_id="land", job="land", outlets=[RAW],
+        extra_args=["--plan-file", "{{ ti.xcom_pull(task_ids='plan') }}"], **lakehouse_write_args())
+    validate_raw = CdclakeSparkJobOperator(
+        task_id="validate_raw", job="validate", extra_args=["--stage", "raw"], **gate_args())
+    normalize = CdclakeSparkJobOperator(
+        task_id="normalize", job="normalize", extra_args=BRANCH_ARGS, **lakehouse_write_args())
+    validate_changelog = CdclakeSparkJobOperator(
+        task_id="validate_changelog", job="validate", extra_args=["--stage", "changelog", *BRANCH_ARGS],
+        **gate_args())
+    compact = CdclakeSparkJobOperator(
+        task_id="compact", job="compact", extra_args=BRANCH_ARGS, **lakehouse_write_args())
+    validate_current = CdclakeSparkJobOperator(
+        task_id="validate_current", job="validate", extra_args=["--stage", "current", *BRANCH_ARGS],
+        **gate_args())
+    publish = CdclakeSparkJobOperator(
+        task_id="publish", job="publish", extra_args=BRANCH_ARGS, outlets=[CHANGELOG, QUARANTINE, CURRENT],
+        **lakehouse_write_args())
+
+    chain(planned, land, validate_raw, normalize, validate_changelog, compact, validate_current, publish)
+
+
+cdclake_hourly()

@@ -1,0 +1,59 @@
+"""
+### cdclake_maintenance — daily Iceberg table maintenance
+
+Keeps every lakehouse table (`raw.*`, `ops.*`, `cdc.*`, `current.*`, listed from the catalog)
+fast to read and bounded in size. One Spark step per task, in this order:
+
+1. `purge_tombstones` — drop delete-markers older than `compaction.tombstone_retention_days`
+2. `rewrite_data_files` — bin-pack small files, apply merge-on-read delete files
+3. `rewrite_position_delete_files` — compact the remaining delete files
+4. `expire_snapshots` — older than `maintenance.snapshot_retention_days`, keeping
+   `maintenance.retain_last` per table and every snapshot a branch or tag references
+5. `remove_orphan_files` — unreferenced files older than `maintenance.orphan_file_age_days`
+
+**Never concurrent with the hourly writers:** every task here and every writing task of
+`cdclake_hourly` runs in the one-slot pool `lakehouse_writes` (create it once:
+`airflow pools set lakehouse_writes 1 "one Iceberg commit at a time"`); Iceberg's optimistic
+commit retries are the backstop. Details: `spark_jobs/maintenance.py`.
+
+Retention cut-offs are computed from the run's `data_interval_end`, so a re-run is identical.
+Every step is idempotent and retried (I/O policy of `cdclake.dag_defaults`).
+"""
+
+from __future__ import annotations
+
+import pendulum
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import chain, dag
+
+from cdclake.dag_defaults import DEFAULT_ARGS, lakehouse_write_args
+from cdclake.spark_submit import spark_job_args
+from spark_jobs.maintenance import STEPS
+
+AS_OF = "{{ (data_interval_end or dag_run.run_after).isoformat() }}"
+
+
+@dag(
+    dag_id="cdclake_maintenance",
+    schedule="@daily",
+    start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    doc_md=__doc__,
+    tags=["cdclake", "maintenance", "iceberg"],
+)
+def cdclake_maintenance() -> None:
+    steps = [
+        SparkSubmitOperator(
+            task_id=step,
+            **spark_job_args("maintenance_job", name=f"cdclake-maintenance-{step.replace('_', '-')}"),
+            **lakehouse_write_args(),
+            application_args=["--as-of", AS_OF, "--run-id", "{{ run_id }}", "--step", step],
+        )
+        for step in STEPS
+    ]
+    chain(*steps)
+
+
+cdclake_maintenance()

@@ -1,0 +1,79 @@
+"""The environment the embedded Airflow runs in: home, DAGs folder, connections, low parallelism.
+
+Used by ``cdclake run`` (``airflow dags test`` per hour), ``cdclake airflow`` (standalone UI) and
+the tests. Everything lives under ``<state folder>/airflow``; nothing touches ``~/airflow``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cdclake.config import PipelineConfig
+from cdclake.exceptions import SetupError
+from cdclake.paths import PROJECT_ROOT
+
+
+def airflow_home(config: PipelineConfig) -> Path:
+    home = config.home / "airflow"
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment variables for an Airflow process of this state folder."""
+    env = dict(os.environ if base is None else base)
+    home = airflow_home(config)
+    venv_bin = str(Path(sys.executable).parent)
+    env.update({
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(PROJECT_ROOT / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(PROJECT_ROOT / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PARALLELISM": "2",
+        "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
+        "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW__API__PORT": env.get("AIRFLOW__API__PORT", "8080"),
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": env.get("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO"),
+        # spark-submit (the venv's) must be on PATH for SparkSubmitOperator.
+        "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
+        "CDCLAKE_HOME": str(config.home),
+        "GX_ANALYTICS_ENABLED": "false",
+        "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(PROJECT_ROOT / "include"),
+                                       env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    })
+    # Connections for the embedded default; a real deployment defines them in Airflow instead.
+    spark_conn = {"conn_type": "spark", "host": config.spark_master}
+    env.setdefault("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(spark_conn))
+    env.setdefault("AIRFLOW_CONN_KAFKA_DEFAULT", json.dumps({
+        "conn_type": "kafka",
+        "extra": {"bootstrap.servers": config.bootstrap_servers, **config.kafka_options}}))
+    return env
+
+
+def airflow_binary() -> str:
+    found = Path(sys.executable).parent / "airflow"
+    if found.exists():
+        return str(found)
+    which = shutil.which("airflow")
+    if not which:
+        raise SetupError("airflow not found; run scripts/setup.sh")
+    return which
+
+
+def ensure_airflow_db(config: PipelineConfig) -> None:
+    """``airflow db migrate`` once per state folder (idempotent, quick when up to date)."""
+    home = airflow_home(config)
+    marker = home / ".migrated"
+    if marker.exists():
+        return
+    result = subprocess.run([airflow_binary(), "db", "migrate"], env=airflow_env(config),
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SetupError(f"airflow db migrate failed: {result.stderr.strip()[-1500:]}")
+    marker.write_text("ok\n")

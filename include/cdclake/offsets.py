@@ -1,0 +1,270 @@
+"""Offset planning: which Kafka offsets make up one landing hour, and are they all still there.
+
+An hour ``[start, end)`` of a topic-partition is the offset range
+``[offset_for_time(start), offset_for_time(end))``, where ``offset_for_time(T)`` is the earliest
+offset whose timestamp is >= T (Kafka's ``offsetsForTimes``), or the high watermark when no
+message is that recent. The same function gives one hour's end and the next hour's start, so
+consecutive hours are contiguous by construction.
+
+Landing is by offset range derived from time: with CreateTime timestamps that are not monotonic
+within a partition, a late message (old timestamp, new offset) lands in the hour its offset falls
+in, not the hour its timestamp names. Offsets before ``offset_for_time(start)`` all carry
+timestamps before ``start``; that is what makes the retention check below sound.
+
+Retention: ``offsetsForTimes`` on a truncated log answers with the first offset still held, so a
+deleted hour plans as an empty range. :func:`check_continuity` therefore compares each range with
+the low watermark *and* with the offset ledger (the record of what earlier hours landed): a range
+that begins at the log start offset while the ledger cannot account for the offsets before it
+means messages of this hour may be gone, and landing fails naming them.
+
+The plan is a JSON-serialisable dataclass (Airflow XCom, a CLI argument, a file).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+from cdclake.exceptions import (
+    HourNotOverError,
+    LandingError,
+    OffsetContinuityError,
+    RetentionGapError,
+    TopicNotFoundError,
+)
+
+TIMEOUT_S = 30.0
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    """Aware UTC from naive-UTC or aware datetimes."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
+
+
+def _iso(moment: dt.datetime) -> str:
+    return _utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _epoch_ms(moment: dt.datetime) -> int:
+    return int(_utc(moment).timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class PartitionRange:
+    """One topic-partition's offsets for the hour: ``[start, end)``; watermarks when planned."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    low_watermark: int
+    high_watermark: int
+
+    @property
+    def is_empty(self) -> bool:
+        return self.start >= self.end
+
+
+@dataclass(frozen=True)
+class OffsetPlan:
+    """The offset ranges of one hour ``[start, end)`` (ISO UTC texts), every partition of every topic."""
+
+    start: str
+    end: str
+    ranges: tuple[PartitionRange, ...]
+    planned_at: str = ""
+    topics: tuple[str, ...] = field(default=())
+
+    @property
+    def hour(self) -> dt.datetime:
+        """The landing hour as a naive UTC datetime (Spark's convention)."""
+        return dt.datetime.fromisoformat(self.start.replace("Z", "+00:00")).replace(tzinfo=None)
+
+    def for_topic(self, topic: str) -> tuple[PartitionRange, ...]:
+        return tuple(r for r in self.ranges if r.topic == topic)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping) -> OffsetPlan:
+        try:
+            ranges = tuple(PartitionRange(**r) for r in raw["ranges"])
+            return cls(start=str(raw["start"]), end=str(raw["end"]), ranges=ranges,
+                       planned_at=str(raw.get("planned_at", "")),
+                       topics=tuple(raw.get("topics") or sorted({r.topic for r in ranges})))
+        except (KeyError, TypeError) as exc:
+            raise LandingError(f"not an offset plan ({exc}); produce one with plan_offset_ranges") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> OffsetPlan:
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise LandingError(f"offset plan is not valid JSON: {exc}") from None
+
+
+def plan_offset_ranges(settings: Mapping[str, str], topics: Sequence[str], start: dt.datetime,
+                       end: dt.datetime, *, now: dt.datetime | None = None,
+                       timeout_s: float = TIMEOUT_S) -> OffsetPlan:
+    """Plan ``[offset_for_time(start), offset_for_time(end))`` for every partition of ``topics``.
+
+    ``settings`` is a confluent-kafka client configuration (see ``cdclake.kafka_settings``).
+    Raises :class:`HourNotOverError` when ``end`` is after ``now`` (the hour's offsets are not
+    final yet), :class:`TopicNotFoundError` for a topic the cluster does not have.
+    """
+    from confluent_kafka import Consumer, KafkaException
+
+    start_utc, end_utc = _utc(start), _utc(end)
+    now_utc = _utc(now or dt.datetime.now(dt.UTC))
+    if end_utc <= start_utc:
+        raise LandingError(f"empty interval [{_iso(start)}, {_iso(end)}): end must be after start")
+    if end_utc > now_utc:
+        raise HourNotOverError(
+            f"hour [{_iso(start)}, {_iso(end)}) is not over yet (now {_iso(now_utc)}); its offsets are "
+            f"not final. Land it after {_iso(end)}.")
+    if not topics:
+        raise LandingError("no topics to plan; list them under 'topics' in the pipeline configuration")
+    consumer = Consumer({**settings, "group.id": "cdclake-offset-planner", "enable.auto.commit": False,
+                         "isolation.level": "read_committed"})
+    try:
+        metadata = consumer.list_topics(timeout=timeout_s)
+        ranges: list[PartitionRange] = []
+        for topic in topics:
+            described = metadata.topics.get(topic)
+            if described is None or described.error is not None or not described.partitions:
+                known = ", ".join(sorted(t for t in metadata.topics if not t.startswith("__"))) or "none"
+                raise TopicNotFoundError(
+                    f"topic {topic!r} does not exist on {settings.get('bootstrap.servers')} (topics there: "
+                    f"{known}); create it or remove it from the pipeline configuration")
+            ranges.extend(_plan_topic(consumer, topic, sorted(described.partitions), start_utc, end_utc,
+                                      timeout_s))
+    except KafkaException as exc:
+        raise LandingError(f"Kafka did not answer while planning offsets ({exc}); check that the broker "
+                           f"at {settings.get('bootstrap.servers')} is reachable") from None
+    finally:
+        consumer.close()
+    return OffsetPlan(start=_iso(start_utc), end=_iso(end_utc), ranges=tuple(ranges),
+                      planned_at=_iso(now_utc), topics=tuple(topics))
+
+
+def _plan_topic(consumer, topic: str, partitions: list[int], start: dt.datetime, end: dt.datetime,
+                timeout_s: float) -> list[PartitionRange]:
+    from confluent_kafka import TopicPartition
+
+    starts = _offsets_for_time(consumer, topic, partitions, _epoch_ms(start), timeout_s)
+    ends = _offsets_for_time(consumer, topic, partitions, _epoch_ms(end), timeout_s)
+    planned = []
+    for partition in partitions:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s,
+                                                   cached=False)
+        # -1: no message at or after T -> the high watermark (what the next message will get).
+        first = high if starts[partition] < 0 else min(starts[partition], high)
+        last = high if ends[partition] < 0 else min(ends[partition], high)
+        planned.append(PartitionRange(topic, partition, first, max(first, last), low, high))
+    return planned
+
+
+def _offsets_for_time(consumer, topic: str, partitions: list[int], epoch_ms: int,
+                      timeout_s: float) -> dict[int, int]:
+    from confluent_kafka import TopicPartition
+
+    found = consumer.offsets_for_times([TopicPartition(topic, p, epoch_ms) for p in partitions],
+                                       timeout=timeout_s)
+    for tp in found:
+        if tp.error is not None:
+            raise LandingError(f"offsets_for_times failed for {topic}/{tp.partition}: {tp.error}")
+    return {tp.partition: tp.offset for tp in found}
+
+
+@dataclass(frozen=True)
+class LedgerNeighbours:
+    """What the offset ledger says around an hour for one topic-partition."""
+
+    previous_end: int | None = None  # planned_end of the hour just before, if landed
+    latest_end: int | None = None  # planned_end of the latest earlier landed hour
+    latest_hour: str | None = None
+    next_start: int | None = None  # planned_start of the hour just after, if landed
+
+
+def check_continuity(plan: OffsetPlan, neighbours: Mapping[tuple[str, int], LedgerNeighbours], *,
+                     accept_gaps: bool = False) -> dict[tuple[str, int], str]:
+    """Check ``plan`` against the low watermarks and the ledger; returns notes per partition.
+
+    Fails with :class:`RetentionGapError` when offsets this hour may own are no longer held by
+    Kafka, and with :class:`OffsetContinuityError` when the range does not start where the previous
+    landed hour ended. ``accept_gaps`` (an operator's explicit decision) turns both into notes.
+    A mismatch with the *next* landed hour is only a note: that hour needs a rerun.
+    """
+    retention: list[str] = []
+    continuity: list[str] = []
+    notes: dict[tuple[str, int], str] = {}
+    for r in plan.ranges:
+        around = neighbours.get((r.topic, r.partition), LedgerNeighbours())
+        where = f"{r.topic}/{r.partition}"
+        problem = _retention_problem(r, around)
+        if problem:
+            retention.append(f"{where}: {problem}")
+            notes[(r.topic, r.partition)] = problem
+        elif around.previous_end is not None and around.previous_end != r.start:
+            if around.previous_end < r.start:
+                text = (f"gap: offsets [{around.previous_end}, {r.start}) are in no landed hour (the "
+                        "previous hour was landed before they arrived, or its plan was stale); rerun the "
+                        "previous hour first")
+            else:
+                text = (f"overlap: offsets [{r.start}, {around.previous_end}) were already landed by the "
+                        "previous hour; rerun the previous hour first")
+            continuity.append(f"{where}: {text}")
+            notes[(r.topic, r.partition)] = text
+        if around.next_start is not None and around.next_start != r.end:
+            kind = "gap" if around.next_start > r.end else "overlap"
+            text = (f"{kind} with the next landed hour, which starts at {around.next_start} while this "
+                    f"hour ends at {r.end}: rerun the next hour")
+            notes[(r.topic, r.partition)] = "; ".join(filter(None, [notes.get((r.topic, r.partition)), text]))
+    hour = f"hour {plan.start}"
+    if retention and not accept_gaps:
+        raise RetentionGapError(
+            f"{hour}: Kafka no longer holds offsets this hour may own (retention or delete_records): "
+            + "; ".join(retention)
+            + ". The messages are lost from Kafka; restore them (re-produce) or land with "
+              "--accept-retention-gap to record the gap in ops.offset_ledger and move on.")
+    if continuity and not accept_gaps:
+        raise OffsetContinuityError(f"{hour}: range does not continue the previous hour: "
+                                    + "; ".join(continuity))
+    return notes
+
+
+def _retention_problem(r: PartitionRange, around: LedgerNeighbours) -> str | None:
+    low = r.low_watermark
+    if r.start < low:
+        return f"offsets [{r.start}, {low}) are gone (log start offset is {low})"
+    if around.previous_end is not None and around.previous_end < low:
+        return (f"offsets [{around.previous_end}, {low}) are gone (log start offset {low}); the previous "
+                f"hour ended at {around.previous_end}")
+    if r.start > low or low == 0:
+        # offsets below start all have timestamps before the hour: nothing of ours was deleted.
+        return None
+    # The range begins at the log start offset: whatever was deleted just before it may be ours,
+    # unless the ledger shows the offsets before it were landed.
+    accounted = around.previous_end if around.previous_end is not None else around.latest_end
+    if accounted is None:
+        return (f"offsets before {low} are gone (log start offset {low}) and no earlier hour of this "
+                "partition is in ops.offset_ledger to show they were landed")
+    if accounted < low:
+        return (f"offsets [{accounted}, {low}) are gone (log start offset {low}); the latest landed "
+                f"hour {around.latest_hour} ended at {accounted}")
+    return None
+
+
+def summarise(plan: OffsetPlan) -> Iterable[str]:
+    """One line per partition, for logs and the CLI."""
+    for r in plan.ranges:
+        yield (f"{r.topic}/{r.partition}: [{r.start}, {r.end}) "
+               f"(watermarks {r.low_watermark}..{r.high_watermark})")

@@ -1,0 +1,45 @@
+"""How DAGs submit the ``spark_jobs/*_job.py`` entry points (``SparkSubmitOperator`` arguments).
+
+The Spark master, deploy mode and ``spark-submit`` binary come from the Airflow connection
+``spark_default`` (``spark://spark-master:7077`` under docker-compose, ``local[2]`` on one
+machine): pointing the DAGs at a cluster is configuration, not code.
+
+The project's jars must be on ``--jars``: under ``spark-submit`` the driver JVM is already
+running when the job builds its session, so ``spark.jars`` set there would reach the executors
+but not the driver's class path (``Cannot find catalog plugin class ... SparkCatalog``).
+Spark expands the glob itself, so nothing is listed at DAG parse time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cdclake.paths import PROJECT_ROOT
+
+SPARK_CONN_ID = "spark_default"
+
+
+def spark_job_path(job: str) -> str:
+    """``maintenance_job`` -> the absolute path of ``spark_jobs/maintenance_job.py``."""
+    if not job.isidentifier():
+        raise ValueError(f"{job!r} is not a job module name (e.g. 'maintenance_job')")
+    return str(PROJECT_ROOT / "spark_jobs" / f"{job}.py")
+
+
+def spark_jars_glob() -> str:
+    """``<jars folder>/spark/*.jar`` (``$CDCLAKE_JARS`` moves the folder; no file system access)."""
+    folder = os.environ.get("CDCLAKE_JARS") or str(PROJECT_ROOT / ".jars")
+    return str(Path(folder) / "spark" / "*.jar")
+
+
+def spark_job_args(job: str, **overrides: Any) -> dict[str, Any]:
+    """``SparkSubmitOperator`` kwargs that run ``spark_jobs/<job>.py`` with the project's jars."""
+    return {
+        "conn_id": SPARK_CONN_ID,
+        "application": spark_job_path(job),
+        "jars": spark_jars_glob(),
+        "name": f"cdclake-{job.removesuffix('_job').replace('_', '-')}",
+        **overrides,
+    }

@@ -1,0 +1,714 @@
+"""Compaction: apply one hour of ``cdc.changelog`` to ``current.<db>__<table>`` tables.
+
+Design (why re-runs and shuffled hours give the same tables)
+-----------------------------------------------------------
+The state of a key is defined as the *fold* of all its changes in total order: the **order key**
+``S<source_sequence>`` (or ``T<event_time micros, 20 digits>``) ``|partition|offset|record_index``
+(zero-padded, so text order is the order). Redelivered duplicates (same topic, partition, offset,
+record index) count once. Every stored row keeps the order key of the last change it reflects.
+
+For each key the hour touches, compaction takes one of two paths:
+
+* **fast path** — every change of the hour is newer than what is stored (or nothing is stored):
+  fold the hour's changes onto the stored row. Partial images update only the columns they carry
+  (the MERGE keeps the other stored columns), full images and deletes replace.
+* **slow path** — some change is not newer (an out-of-order hour, a duplicate, a re-run): recompute
+  the key from its *whole* history in ``cdc.changelog`` (all hours) and replace the stored row.
+
+Every run only ever grows the set of changes a key's state is the fold of, and a fold of the same
+set is the same state, so after all hours are compacted — once, twice, in any order — each key
+holds the fold of all its changes. In the common in-order case only the hour's changes are read,
+so the cost follows the change volume; the slow path reads the table's history for the few keys
+that need it.
+
+Deletes leave a **tombstone** (key + order key) in ``current.<db>__<table>__tombstones`` so a late
+change never resurrects a deleted row; the main table holds live rows only, which is what analysts
+query. Tombstones are dropped ``compaction.tombstone_retention_days`` after their event time (a
+change arriving later than that can resurrect a row: the retention is the bound of lateness).
+``TRUNCATE`` is a table-level change: rows older than it are deleted, its order key is kept in the
+table property ``cdc.truncated-before`` (changes older than it never apply), and rows newer than it
+are recomputed from history (they may hold partial updates on top of truncated state).
+
+Keys: ``row_key`` (key columns, or a vendor row id). An UPDATE whose before-image key differs from
+its key moves the row: the old key gets a delete (tombstone), the new key the row (a partial after
+image is completed from the before image). Tables with neither key columns nor row ids are
+**keyless**: whole rows form a multiset — ``_cdc_key`` is a hash of the row's values and
+``_cdc_occurrence`` numbers its copies; an insert adds a copy, a delete removes one (never below
+zero), an update does both.
+
+Typed columns come from ``column_types`` (see :mod:`spark_jobs.logical_types`). New columns (from
+images or ``ALTER TABLE ... ADD COLUMN`` DDL) are added; types are widened by a commutative join;
+a change that cannot be represented (string vs bigint, a value that does not fit its column)
+fails that table with :class:`IncompatibleSchemaChange` — nothing of it is written — while the other
+tables of the hour are still compacted; the summary lists the failures.
+
+``_cdc_run_id`` is the ``run_id`` of the changelog row that last changed the row (the normalize run
+that produced it), so the tables are a pure function of the changelog.
+
+Layout: the main table is partitioned by ``bucket(N, _cdc_key)`` and sorted by ``_cdc_key``, with
+merge-on-read deletes/updates, so a MERGE writes delete files and new rows for affected keys only
+instead of rewriting data files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs.formats.base import key_of
+from spark_jobs.identifiers import (
+    IdentifierCollision,
+    current_table_name,
+    find_collisions,
+    quote,
+    quote_table,
+    source_label,
+    tombstone_table_name,
+)
+from spark_jobs.logical_types import (
+    IncompatibleTypeChange,
+    cast_text,
+    natively_widenable,
+    spark_type,
+    widen,
+)
+from spark_jobs.tables import CHANGELOG, ensure_tables
+
+STAGE = "compact"
+META_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("_cdc_key", "string"),
+    ("_cdc_op", "string"),
+    ("_cdc_event_time", "timestamp"),
+    ("_cdc_order_key", "string"),
+    ("_cdc_kafka_topic", "string"),
+    ("_cdc_kafka_partition", "int"),
+    ("_cdc_kafka_offset", "bigint"),
+    ("_cdc_run_id", "string"),
+)
+OCCURRENCE = "_cdc_occurrence"
+TRUNCATE_PROPERTY = "cdc.truncated-before"
+SOURCE_PROPERTY = "cdc.source"
+KEYLESS_PROPERTY = "cdc.keyless"
+
+
+class CompactionError(RuntimeError):
+    """One table could not be compacted; the message says why and what to do."""
+
+
+class IncompatibleSchemaChange(CompactionError):
+    """A column change that would lose data (type change, value that does not fit)."""
+
+
+@dataclass(frozen=True)
+class CompactionOptions:
+    tombstone_retention_days: int = 7
+    buckets: int = 16
+
+
+@dataclass(frozen=True)
+class TableResult:
+    source: str
+    table: str
+    status: str  # "OK" or "FAILED"
+    changes: int  # key-level events (an update that moves a key counts twice)
+    slow_keys: int = 0
+    message: str = ""
+
+
+@dataclass
+class CompactionSummary:
+    hour: dt.datetime
+    run_id: str
+    tables: list[TableResult] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[TableResult]:
+        return [t for t in self.tables if t.status != "OK"]
+
+
+# ------------------------------------------------------------------------------------ events
+
+EVENT_SCHEMA = (
+    "database string, table_name string, key string, keyless boolean, kind string, image string, "
+    "order_key string, kafka_topic string, kafka_partition int, kafka_offset bigint, "
+    "record_index int, part int, op string, event_us bigint, run_id string"
+)
+_CHANGE_INPUT = (
+    "database", "table_name", "op", "row_key", "after_is_full", "source_sequence", "kafka_topic",
+    "kafka_partition", "kafka_offset", "record_index", "run_id",
+    "to_json(primary_key_columns) AS pk_json", "to_json(before) AS before_json",
+    "to_json(after) AS after_json", "unix_micros(event_time) AS event_us",
+)
+
+
+def order_key(source_sequence: str | None, event_us: int | None, partition: int | None,
+              offset: int | None, record_index: int | None) -> str:
+    """Sortable text: vendor sequence, else event time; then Kafka partition, offset, record."""
+    head = f"S{source_sequence}" if source_sequence else f"T{max(event_us or 0, 0):020d}"
+    return f"{head}|{partition or 0:010d}|{offset or 0:020d}|{record_index or 0:010d}"
+
+
+def row_hash(image: dict[str, Any]) -> str:
+    """Identity of a whole row of a keyless table (its values, column order ignored)."""
+    text = json.dumps(sorted(image.items()), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _loads(text: Any) -> dict[str, Any] | None:
+    if text is None or (isinstance(text, float) and pd.isna(text)):
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, dict) else None
+
+
+def _none_if_nan(value: Any) -> Any:
+    return None if value is None or (isinstance(value, float) and pd.isna(value)) else value
+
+
+def events_of_change(change: dict[str, Any]) -> list[dict[str, Any]]:
+    """The key-level events of one change row (empty for DDL; one table-level for TRUNCATE)."""
+    op = change["op"]
+    before, after = _loads(change.get("before_json")), _loads(change.get("after_json"))
+    pk = json.loads(change["pk_json"]) if _none_if_nan(change.get("pk_json")) else []
+    row_key = _none_if_nan(change.get("row_key"))
+    event_us = _none_if_nan(change.get("event_us"))
+    event_us = None if event_us is None else int(event_us)
+    partition, offset = int(change["kafka_partition"] or 0), int(change["kafka_offset"] or 0)
+    record_index = int(_none_if_nan(change.get("record_index")) or 0)
+    base = {
+        "database": change["database"], "table_name": change["table_name"],
+        "order_key": order_key(_none_if_nan(change.get("source_sequence")), event_us, partition,
+                               offset, record_index),
+        "kafka_topic": change["kafka_topic"], "kafka_partition": partition, "kafka_offset": offset,
+        "record_index": record_index, "op": op, "event_us": event_us, "run_id": change["run_id"],
+    }
+
+    def event(key: str | None, keyless: bool, kind: str, image: dict[str, Any] | None,
+              part: int = 0) -> dict[str, Any]:
+        return {**base, "key": key, "keyless": keyless, "kind": kind, "part": part,
+                "image": None if image is None else json.dumps(image, ensure_ascii=False)}
+
+    if op == "TRUNCATE":
+        return [event(None, False, "TRUNCATE", None)]
+    if op not in ("INSERT", "UPDATE", "DELETE", "SNAPSHOT"):
+        return []
+    if row_key is None and not pk:  # keyless: a multiset of whole rows
+        out = []
+        if op in ("UPDATE", "DELETE") and before is not None:
+            out.append(event(row_hash(before), True, "DEC", before, part=1))
+        if op != "DELETE" and after is not None:
+            whole = {**(before or {}), **after} if op == "UPDATE" and not change["after_is_full"] else after
+            out.append(event(row_hash(whole), True, "INC", whole))
+        return out
+    key = row_key or key_of(after, pk) or key_of(before, pk)
+    if key is None:
+        return [event(None, False, "UNKEYED", None)]
+    if op == "DELETE":
+        return [event(key, False, "DELETE", None)]
+    if op in ("INSERT", "SNAPSHOT"):
+        return [event(key, False, "FULL", after or {})]
+    out = []
+    before_key = key_of(before, pk) if pk else None
+    image, full = after or {}, bool(change["after_is_full"])
+    if before_key is not None and before_key != key:  # the update moved the row to a new key
+        out.append(event(before_key, False, "DELETE", None, part=1))
+        if not full:
+            image = {**(before or {}), **image}
+    out.append(event(key, False, "FULL" if full else "PARTIAL", image))
+    return out
+
+
+def _events_udf(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    columns = [c.strip().split(" ")[0] for c in EVENT_SCHEMA.split(",")]
+    for frame in frames:
+        rows = [e for change in frame.to_dict("records") for e in events_of_change(change)]
+        yield pd.DataFrame(rows, columns=columns)
+
+
+def change_events(changes: DataFrame) -> DataFrame:
+    """Changelog rows -> key-level events (see :func:`events_of_change`)."""
+    return changes.selectExpr(*_CHANGE_INPUT).mapInPandas(_events_udf, EVENT_SCHEMA)
+
+
+# ------------------------------------------------------------------------------------ fold
+
+FOLD_SCHEMA = (
+    "key string, keyless boolean, deleted boolean, replace boolean, set_cols string, "
+    "vals string, count bigint, stored_count bigint, op string, event_us bigint, "
+    "order_key string, kafka_topic string, kafka_partition int, kafka_offset bigint, run_id string"
+)
+
+
+def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> dict[str, Any]:
+    """The state of one key after ``events`` (any order; duplicates once) on top of ``base``.
+
+    ``base`` is ``PRESENT`` (a stored live row, values unknown here: partial changes then set
+    only their columns, ``replace`` stays False) or ``ABSENT`` (nothing, or a tombstone).
+    """
+    seen: set[tuple[Any, ...]] = set()
+    ordered = []
+    for ev in sorted(events, key=lambda e: (e["order_key"], e["part"], e["kind"])):
+        identity = (ev["kafka_topic"], ev["kafka_partition"], ev["kafka_offset"], ev["record_index"], ev["part"])
+        if identity not in seen:
+            seen.add(identity)
+            ordered.append(ev)
+    last = ordered[-1]
+    keyless = bool(last["keyless"])
+    result = {"key": last["key"], "keyless": keyless, "stored_count": stored_count, "op": last["op"],
+              "event_us": last["event_us"], "order_key": last["order_key"],
+              "kafka_topic": last["kafka_topic"], "kafka_partition": last["kafka_partition"],
+              "kafka_offset": last["kafka_offset"], "run_id": last["run_id"]}
+    if keyless:
+        count = stored_count if base == "PRESENT" else 0
+        image = None
+        for ev in ordered:
+            image = ev["image"] if ev["image"] is not None else image
+            count = count + 1 if ev["kind"] == "INC" else max(count - 1, 0)
+        return {**result, "deleted": count == 0, "replace": True, "set_cols": None,
+                "vals": image, "count": count}
+    exists: bool | None = None if base == "PRESENT" else False  # None: present, values unknown
+    replace = base != "PRESENT"
+    values: dict[str, Any] = {}
+    set_cols: set[str] = set()
+    for ev in ordered:
+        image = _loads(ev["image"]) or {}
+        if ev["kind"] == "DELETE":
+            exists, values, replace, set_cols = False, {}, True, set()
+        elif ev["kind"] == "FULL" or exists is False:
+            exists, values, replace = True, dict(image), True
+        else:  # partial image onto a present row
+            values.update(image)
+            set_cols |= set(image)
+    return {**result, "deleted": exists is False, "replace": replace,
+            "set_cols": None if replace else json.dumps(sorted(set_cols)),
+            "vals": json.dumps(values, ensure_ascii=False), "count": 0 if exists is False else 1}
+
+
+def _fold_udf(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = [c.strip().split(" ")[0] for c in FOLD_SCHEMA.split(",")]
+    records = frame.to_dict("records")
+    for r in records:
+        for name in ("event_us", "image"):
+            r[name] = _none_if_nan(r[name])
+    first = records[0]
+    result = fold_key(records, first["base"], int(first["stored_count"] or 0))
+    if result["event_us"] is not None:
+        result["event_us"] = int(result["event_us"])
+    return pd.DataFrame([result], columns=columns)
+
+
+def fold_events(events: DataFrame) -> DataFrame:
+    """Events with ``base`` and ``stored_count`` columns -> one state row per key."""
+    return events.groupBy("key").applyInPandas(_fold_udf, FOLD_SCHEMA)
+
+
+# ------------------------------------------------------------------------------------ schema
+
+_ADD_COLUMN = re.compile(
+    r"\bADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?[`\"\[]?([^\s`\"\]\(,]+)[`\"\]]?\s+"
+    r"([A-Za-z][A-Za-z0-9_ ]*?(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?)(?=\s|,|;|\)|$)",
+    re.IGNORECASE)
+
+
+def ddl_type(sql_type: str) -> str:
+    """A source SQL type of an ``ADD COLUMN`` -> logical type (best effort; unknown -> STRING)."""
+    text = sql_type.strip().upper()
+    name = text.split("(")[0].strip()
+    if name in ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "SERIAL", "BIGSERIAL"):
+        return "DECIMAL(20,0)" if "UNSIGNED" in text and name == "BIGINT" else "LONG"
+    if name in ("DECIMAL", "NUMERIC", "NUMBER", "DEC"):
+        digits = re.findall(r"\d+", text)
+        return f"DECIMAL({digits[0]},{digits[1] if len(digits) > 1 else 0})" if digits else "DECIMAL"
+    if name in ("FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "BINARY_DOUBLE", "BINARY_FLOAT"):
+        return "DOUBLE"
+    if name in ("BOOL", "BOOLEAN"):
+        return "BOOLEAN"
+    if name == "DATE":
+        return "DATE"
+    if name in ("DATETIME", "TIMESTAMP WITHOUT TIME ZONE"):
+        return "TIMESTAMP_NTZ"
+    if name in ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE"):
+        return "TIMESTAMP"
+    if name in ("BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY", "BYTEA", "RAW"):
+        return "BINARY"
+    if name in ("JSON", "JSONB"):
+        return "JSON"
+    return "STRING"
+
+
+def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
+    """``ALTER TABLE t ADD [COLUMN] c TYPE`` -> ``[(c, logical type)]`` (other DDL: none)."""
+    if not ddl or not re.search(r"\bALTER\s+TABLE\b", ddl, re.IGNORECASE):
+        return []
+    return [(m.group(1), ddl_type(m.group(2))) for m in _ADD_COLUMN.finditer(ddl)]
+
+
+def declared_columns(changes: DataFrame) -> dict[tuple[str | None, str | None], dict[str, str | None]]:
+    """Per source table: every column named in images, column types or ADD COLUMN DDL, with the
+    join of its declared Spark types (None when no change declares one)."""
+    typed = changes.select("database", "table_name", F.explode("column_types").alias("col", "logical"))
+    named = changes.select("database", "table_name", F.explode(F.array_union(
+        F.coalesce(F.map_keys("before"), F.array().cast("array<string>")),
+        F.coalesce(F.map_keys("after"), F.array().cast("array<string>")))).alias("col"),
+    ).withColumn("logical", F.lit(None).cast("string"))
+    rows = typed.unionByName(named).distinct().collect()
+    ddl_rows = changes.where(F.col("op") == "DDL").select("database", "table_name", "ddl").collect()
+    result: dict[tuple[str | None, str | None], dict[str, str | None]] = {}
+    pairs = [(r["database"], r["table_name"], r["col"], r["logical"]) for r in rows]
+    pairs += [(r["database"], r["table_name"], c, t) for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])]
+    for database, table, column, logical in sorted(pairs, key=lambda p: tuple(str(x) for x in p)):
+        columns = result.setdefault((database, table), {})
+        where = f"{source_label(database, table)} column {column!r}"
+        try:
+            columns[column] = widen(columns.get(column), spark_type(logical), where)
+        except IncompatibleTypeChange as exc:
+            raise IncompatibleSchemaChange(str(exc)) from None
+    return result
+
+
+# ------------------------------------------------------------------------------------ tables
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _table_exists(spark: SparkSession, table: str) -> bool:
+    return bool(spark.catalog.tableExists(table))
+
+
+def _properties(spark: SparkSession, table: str) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {quote_table(table)}").collect()}
+
+
+def _schema(spark: SparkSession, table: str) -> dict[str, str]:
+    return {f.name: f.dataType.simpleString() for f in spark.table(table).schema.fields}
+
+
+def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless: bool,
+                          options: CompactionOptions) -> None:
+    """Create the main and tombstone tables if missing; refuse a name already used by another source."""
+    main, tomb = quote_table(table), quote_table(tombstone_table_name(table))
+    table_props = ("'format-version'='2', 'write.distribution-mode'='hash', "
+                   "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
+                   "'write.update.mode'='merge-on-read'")
+    meta = ", ".join(f"{quote(n)} {t}" for n, t in META_COLUMNS)
+    if _table_exists(spark, table):
+        props = _properties(spark, table)
+        if props.get(SOURCE_PROPERTY) not in (None, source):
+            raise IdentifierCollision(
+                f"{table} already holds source table {props[SOURCE_PROPERTY]!r}; {source!r} maps to the "
+                "same name: rename one source table or compact it into another catalog")
+        if (props.get(KEYLESS_PROPERTY) == "true") != keyless:
+            raise CompactionError(
+                f"{table} was created {'keyless' if not keyless else 'keyed'}... changes of {source!r} now "
+                f"{'have no key' if keyless else 'carry keys'}; drop the table and re-run its hours")
+    else:
+        occurrence = f", {OCCURRENCE} int" if keyless else ""
+        spark.sql(
+            f"CREATE TABLE IF NOT EXISTS {main} ({meta}{occurrence}) USING iceberg "
+            f"PARTITIONED BY (bucket({options.buckets}, _cdc_key)) TBLPROPERTIES ({table_props}, "
+            f"'{SOURCE_PROPERTY}'={_literal(source)}, '{KEYLESS_PROPERTY}'='{str(keyless).lower()}')")
+        spark.sql(f"ALTER TABLE {main} WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
+    if not _table_exists(spark, tombstone_table_name(table)):
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {tomb} ({meta}) USING iceberg TBLPROPERTIES "
+                  f"({table_props}, '{SOURCE_PROPERTY}'={_literal(source)})")
+
+
+def evolve_schema(spark: SparkSession, table: str, declared: dict[str, str | None]) -> dict[str, str]:
+    """Add new columns and widen types; returns the data columns (name -> Spark type) after."""
+    existing = _schema(spark, table)
+    meta_names = {n for n, _ in META_COLUMNS} | {OCCURRENCE}
+    by_lower: dict[str, str] = {}
+    for name in list(existing) + sorted(declared):
+        if name.lower() in by_lower and by_lower[name.lower()] != name:
+            raise IdentifierCollision(
+                f"{table}: columns {by_lower[name.lower()]!r} and {name!r} differ only by case, which "
+                "Spark cannot tell apart; rename one in the source")
+        by_lower[name.lower()] = name
+    for name in sorted(declared):
+        if name in meta_names or name.lower().startswith("_cdc_"):
+            raise IdentifierCollision(f"{table}: source column {name!r} uses the reserved _cdc_ prefix "
+                                      "of cdclake metadata; rename it in the source")
+        new_type = declared[name]
+        if name not in existing:
+            spark.sql(f"ALTER TABLE {quote_table(table)} ADD COLUMN {quote(name)} {new_type or 'string'}")
+            existing[name] = new_type or "string"
+            continue
+        change_column_type(spark, table, name, existing[name], new_type)
+        existing[name] = _schema(spark, table)[name]
+    return {n: t for n, t in existing.items() if n not in meta_names}
+
+
+def change_column_type(spark: SparkSession, table: str, name: str, current: str, new: str | None) -> None:
+    """Widen ``name`` to the join of ``current`` and ``new`` (Iceberg promotion or a rewrite)."""
+    try:
+        target = widen(current, new, f"{table} column {name!r}")
+    except IncompatibleTypeChange as exc:
+        raise IncompatibleSchemaChange(str(exc)) from None
+    if target == current:
+        return
+    t, c = quote_table(table), quote(name)
+    if natively_widenable(current, target):
+        spark.sql(f"ALTER TABLE {t} ALTER COLUMN {c} TYPE {target}")
+        return
+    # bigint -> decimal, or a decimal scale change: Iceberg cannot promote these in place, so
+    # the column is rewritten once (exact: the join holds every value of both types).
+    temp = quote(f"_cdc_widen_{name}")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMN {temp} {target}")
+    spark.sql(f"UPDATE {t} SET {temp} = CAST({c} AS {target})")
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN {c}")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN {temp} TO {c}")
+
+
+# ------------------------------------------------------------------------------------ apply
+
+def _typed_source(results: DataFrame, columns: dict[str, str]) -> DataFrame:
+    """Fold results -> MERGE source: typed data columns + metadata + merge flags."""
+    vals = F.from_json("vals", "map<string,string>")
+    typed = results.withColumn("_vals", vals)
+    select = [F.expr(cast_text(f"_vals[{_literal(name)}]", sql_type)).alias(name)
+              for name, sql_type in sorted(columns.items())]
+    return typed.select(
+        *select,
+        F.col("key").alias("_cdc_key"), F.col("op").alias("_cdc_op"),
+        F.timestamp_micros("event_us").alias("_cdc_event_time"),
+        F.col("order_key").alias("_cdc_order_key"), F.col("kafka_topic").alias("_cdc_kafka_topic"),
+        F.col("kafka_partition").alias("_cdc_kafka_partition"),
+        F.col("kafka_offset").alias("_cdc_kafka_offset"), F.col("run_id").alias("_cdc_run_id"),
+        F.col("deleted").alias("_m_deleted"), F.col("replace").alias("_m_replace"),
+        F.from_json("set_cols", "array<string>").alias("_m_set"),
+        F.col("count").alias("_m_count"), F.col("stored_count").alias("_m_stored_count"))
+
+
+def check_values(spark: SparkSession, table: str, results: DataFrame, columns: dict[str, str]) -> dict[str, str]:
+    """Widen bigint columns whose new values exceed int64; fail on values that fit no column type.
+
+    Returns the (possibly widened) columns.
+    """
+    typed_cols = {n: t for n, t in columns.items() if t != "string"}
+    if not typed_cols:
+        return columns
+    vals = F.from_json("vals", "map<string,string>")
+    aggs = []
+    for i, (name, sql_type) in enumerate(sorted(typed_cols.items())):
+        text = f"_vals[{_literal(name)}]"
+        bad = f"{text} IS NOT NULL AND {cast_text(text, sql_type)} IS NULL"
+        aggs.append(F.expr(f"min(CASE WHEN {bad} THEN {text} END)").alias(f"bad{i}"))
+        if sql_type == "bigint":
+            aggs.append(F.expr(f"max(CASE WHEN {bad} AND try_cast({text} AS decimal(38,0)) IS NOT NULL "
+                               f"THEN length(regexp_replace({text}, '^[-+]', '')) END)").alias(f"wide{i}"))
+    stats = results.where(~F.col("deleted")).withColumn("_vals", vals).agg(*aggs).collect()[0].asDict()
+    out = dict(columns)
+    for i, (name, sql_type) in enumerate(sorted(typed_cols.items())):
+        digits = stats.get(f"wide{i}")
+        if digits:
+            widened = "decimal(20,0)" if digits <= 20 else "decimal(38,0)"
+            change_column_type(spark, table, name, sql_type, widened)
+            out[name] = _schema(spark, table)[name]
+            continue
+        if stats[f"bad{i}"] is not None:
+            raise IncompatibleSchemaChange(
+                f"{table} column {name!r} is {sql_type} but a change holds {str(stats[f'bad{i}'])[:80]!r}, "
+                "which does not fit; fix the source type (column_types) or recreate the table")
+    return out
+
+
+def merge_keyed(spark: SparkSession, table: str, source: DataFrame, columns: dict[str, str]) -> None:
+    view = f"_cdc_src_{abs(hash(table)) % 10**8}"
+    source.createOrReplaceTempView(view)
+    meta = [n for n, _ in META_COLUMNS]
+    sets = [f"{quote(c)} = CASE WHEN s._m_replace OR array_contains(s._m_set, {_literal(c)}) "
+            f"THEN s.{quote(c)} ELSE t.{quote(c)} END" for c in sorted(columns)]
+    sets += [f"{quote(m)} = s.{quote(m)}" for m in meta]
+    names = [quote(c) for c in sorted(columns)] + [quote(m) for m in meta]
+    spark.sql(f"""
+        MERGE INTO {quote_table(table)} t USING {view} s ON t._cdc_key = s._cdc_key
+        WHEN MATCHED AND s._m_deleted THEN DELETE
+        WHEN MATCHED THEN UPDATE SET {', '.join(sets)}
+        WHEN NOT MATCHED AND NOT s._m_deleted THEN INSERT ({', '.join(names)})
+            VALUES ({', '.join('s.' + n for n in names)})""")
+
+
+def merge_keyless(spark: SparkSession, table: str, source: DataFrame, columns: dict[str, str]) -> None:
+    view = f"_cdc_src_{abs(hash(table)) % 10**8}"
+    copies = (source.withColumn(OCCURRENCE, F.explode(F.sequence(
+        F.lit(1), F.greatest(F.col("_m_count"), F.col("_m_stored_count"), F.lit(1)).cast("int"))))
+        .withColumn("_m_keep", F.col(OCCURRENCE) <= F.col("_m_count")))
+    copies.createOrReplaceTempView(view)
+    names = [quote(c) for c in sorted(columns)] + [quote(m) for m, _ in META_COLUMNS] + [OCCURRENCE]
+    sets = [f"{n} = s.{n}" for n in names]
+    spark.sql(f"""
+        MERGE INTO {quote_table(table)} t USING {view} s
+            ON t._cdc_key = s._cdc_key AND t.{OCCURRENCE} = s.{OCCURRENCE}
+        WHEN MATCHED AND NOT s._m_keep THEN DELETE
+        WHEN MATCHED THEN UPDATE SET {', '.join(sets)}
+        WHEN NOT MATCHED AND s._m_keep THEN INSERT ({', '.join(names)})
+            VALUES ({', '.join('s.' + n for n in names)})""")
+
+
+def merge_tombstones(spark: SparkSession, table: str, source: DataFrame) -> None:
+    view = f"_cdc_tomb_{abs(hash(table)) % 10**8}"
+    meta = [quote(n) for n, _ in META_COLUMNS]
+    source.select(*[n for n, _ in META_COLUMNS], "_m_deleted").createOrReplaceTempView(view)
+    spark.sql(f"""
+        MERGE INTO {quote_table(tombstone_table_name(table))} t USING {view} s ON t._cdc_key = s._cdc_key
+        WHEN MATCHED AND s._m_deleted THEN UPDATE SET {', '.join(f'{m} = s.{m}' for m in meta)}
+        WHEN MATCHED THEN DELETE
+        WHEN NOT MATCHED AND s._m_deleted THEN INSERT ({', '.join(meta)})
+            VALUES ({', '.join('s.' + m for m in meta)})""")
+
+
+def apply_truncate(spark: SparkSession, table: str, truncate_key: str | None) -> str | None:
+    """Apply the newest TRUNCATE; returns the effective truncate order key of the table."""
+    stored = _properties(spark, table).get(TRUNCATE_PROPERTY)
+    if truncate_key is None or (stored is not None and truncate_key <= stored):
+        return stored
+    t = quote_table(table)
+    spark.sql(f"DELETE FROM {t} WHERE _cdc_order_key < {_literal(truncate_key)}")
+    spark.sql(f"DELETE FROM {quote_table(tombstone_table_name(table))} "
+              f"WHERE _cdc_order_key < {_literal(truncate_key)}")
+    spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('{TRUNCATE_PROPERTY}'={_literal(truncate_key)})")
+    return truncate_key
+
+
+def compact_table(spark: SparkSession, database: str | None, table_name: str | None,
+                  hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
+                  hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG) -> TableResult:
+    """Apply one source table's changes of the hour (see the module docstring)."""
+    table = current_table_name(database, table_name)
+    source = source_label(database, table_name)
+    events = hour_events.where(_same_table(database, table_name))
+    by_kind = events.groupBy("kind").agg(F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
+    kinds = {r["kind"]: r["n"] for r in by_kind}
+    newest_truncate = next((r["k"] for r in by_kind if r["kind"] == "TRUNCATE"), None)
+    if kinds.get("UNKEYED"):
+        raise CompactionError(f"{source}: {kinds['UNKEYED']} change(s) have key columns but no key "
+                              "values in their images; fix the decoder or the key override")
+    has_keyed = any(kinds.get(k) for k in ("FULL", "PARTIAL", "DELETE"))
+    has_keyless = any(kinds.get(k) for k in ("INC", "DEC"))
+    if has_keyed and has_keyless:
+        raise CompactionError(f"{source}: some changes carry keys and some do not; set a key override "
+                              "for the table (topics[].primary_keys) so every change has a key")
+    keyless = has_keyless
+    if not (has_keyed or has_keyless) and _table_exists(spark, table):
+        keyless = _properties(spark, table).get(KEYLESS_PROPERTY) == "true"
+    ensure_current_tables(spark, table, source, keyless, options)
+    columns = evolve_schema(spark, table, declared)
+
+    stored_truncate = _properties(spark, table).get(TRUNCATE_PROPERTY)
+    newer_truncate = newest_truncate if newest_truncate and (
+        stored_truncate is None or newest_truncate > stored_truncate) else None
+    main = spark.table(table)
+    truncate_slow = (main.where(F.col("_cdc_order_key") > F.lit(newer_truncate)).select(
+        F.col("_cdc_key").alias("key")).distinct().localCheckpoint() if newer_truncate else None)
+    truncated_before = apply_truncate(spark, table, newer_truncate) if newer_truncate else stored_truncate
+
+    key_events = events.where(F.col("key").isNotNull())
+    if truncated_before:
+        key_events = key_events.where(F.col("order_key") > F.lit(truncated_before))
+    batch = key_events.groupBy("key").agg(F.min("order_key").alias("batch_min"))
+    if truncate_slow is not None:
+        batch = batch.join(truncate_slow.withColumn("forced", F.lit(True)), "key", "full")
+    else:
+        batch = batch.withColumn("forced", F.lit(None).cast("boolean"))
+    stored = (spark.table(table).groupBy(F.col("_cdc_key").alias("key"))
+              .agg(F.max("_cdc_order_key").alias("stored_order"), F.count("*").alias("stored_count"))
+              .withColumn("present", F.lit(True)))
+    tomb = spark.table(tombstone_table_name(table)).select(
+        F.col("_cdc_key").alias("key"), F.col("_cdc_order_key").alias("tomb_order"))
+    classified = (batch.join(stored, "key", "left").join(tomb, "key", "left").select(
+        "key", F.coalesce("stored_count", F.lit(0)).alias("stored_count"),
+        F.when(F.col("forced") | (F.col("batch_min") <= F.greatest("stored_order", "tomb_order")), "SLOW")
+        .when(F.col("present"), "PRESENT").otherwise("ABSENT").alias("base"))
+    ).localCheckpoint()
+    bases = {r["base"]: r["n"] for r in classified.groupBy("base").agg(F.count("*").alias("n")).collect()}
+    slow_keys = classified.where(F.col("base") == "SLOW").select("key", "stored_count")
+    n_slow = bases.get("SLOW", 0)
+    fast = key_events.join(classified.where(F.col("base") != "SLOW"), "key")
+    if n_slow:
+        history = change_events(spark.table(changelog).where(_same_table(database, table_name))).where(
+            F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
+        if truncated_before:
+            history = history.where(F.col("order_key") > F.lit(truncated_before))
+        slow = history.join(slow_keys.hint("broadcast"), "key").withColumn("base", F.lit("ABSENT"))
+        fold_input = fast.unionByName(slow)
+    else:
+        fold_input = fast
+    results = fold_events(fold_input).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        columns = check_values(spark, table, results, columns)
+        merge_source = _typed_source(results, columns)
+        if keyless:
+            merge_keyless(spark, table, merge_source, columns)
+        else:
+            merge_keyed(spark, table, merge_source, columns)
+        merge_tombstones(spark, table, merge_source)
+        cutoff = hour - dt.timedelta(days=options.tombstone_retention_days)
+        spark.sql(f"DELETE FROM {quote_table(tombstone_table_name(table))} "
+                  f"WHERE _cdc_event_time < TIMESTAMP {_literal(cutoff.strftime('%Y-%m-%d %H:%M:%S'))}")
+    finally:
+        results.unpersist()
+    return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
+
+
+def _same_table(database: str | None, table_name: str | None) -> Any:
+    db = F.col("database").isNull() if database is None else F.col("database") == F.lit(database)
+    tb = F.col("table_name").isNull() if table_name is None else F.col("table_name") == F.lit(table_name)
+    return db & tb
+
+
+def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
+                 options: CompactionOptions | None = None, changelog: str = CHANGELOG) -> CompactionSummary:
+    """Apply the changelog rows landed in ``hour`` to the current-state tables they touch.
+
+    A table that fails (collision, incompatible schema change) is reported in the summary and
+    left unchanged by its remaining steps; the other tables are still compacted.
+    """
+    options = options or CompactionOptions()
+    ensure_tables(spark)
+    changes = spark.table(changelog).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
+    changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
+    summary = CompactionSummary(hour, run_id)
+    try:
+        sources = sorted({(r["database"], r["table_name"]) for r in
+                          changes.select("database", "table_name").distinct().collect()},
+                         key=lambda s: (str(s[0]), str(s[1])))
+        collisions = find_collisions(sources)
+        events = change_events(changes).persist(StorageLevel.MEMORY_AND_DISK)
+        declared_all: dict[tuple[str | None, str | None], dict[str, str | None]] | None
+        try:
+            declared_all = declared_columns(changes)
+        except IncompatibleSchemaChange:
+            declared_all = None  # some table's types clash: find which, table by table
+        for database, table_name in sources:
+            table = current_table_name(database, table_name)
+            label = source_label(database, table_name)
+            try:
+                if table in collisions:
+                    raise IdentifierCollision(
+                        f"source tables {collisions[table]} all map to {table}; rename one of them "
+                        "(or set a distinct database) so each has its own current table")
+                declared = _declared_for(changes, database, table_name) if declared_all is None \
+                    else declared_all.get((database, table_name), {})
+                summary.tables.append(compact_table(spark, database, table_name, changes, events,
+                                                    declared, hour, options, changelog))
+            except (CompactionError, IdentifierCollision) as exc:
+                summary.tables.append(TableResult(label, table, "FAILED", 0, message=str(exc)))
+        events.unpersist()
+    finally:
+        changes.unpersist()
+    return summary
+
+
+def _declared_for(changes: DataFrame, database: str | None, table_name: str | None) -> dict[str, str | None]:
+    return declared_columns(changes.where(_same_table(database, table_name))).get((database, table_name), {})

@@ -1,0 +1,52 @@
+"""spark-submit entry point: compact one landing hour (see ``spark_jobs.compact``).
+
+    spark-submit spark_jobs/compact_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
+
+Prints the summary as JSON; exits 1 when any table failed (the others were still compacted), so
+the task fails and the gate reports the tables and reasons.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import asdict
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.cli_args import hour_text, job_parser
+from spark_jobs.compact import CompactionOptions, CompactionSummary, compact_hour
+
+
+def options_from_config(config: object) -> CompactionOptions:
+    return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days))  # type: ignore[attr-defined]
+
+
+def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str) -> CompactionSummary:
+    return compact_hour(spark, hour, run_id, options_from_config(config))
+
+
+def summary_json(summary: CompactionSummary) -> str:
+    return json.dumps({"hour": hour_text(summary.hour), "run_id": summary.run_id,
+                       "tables": [asdict(t) for t in summary.tables],
+                       "failed": len(summary.failures)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = job_parser("Apply one hour of cdc.changelog to the current.<db>__<table> tables.")
+    args = parser.parse_args(argv)
+    from cdclake.config import load_config
+    from spark_jobs.session import build_session, settings_from_config
+
+    config = load_config(args.config)
+    spark = build_session(settings_from_config(config, app_name=f"cdclake-compact-{hour_text(args.hour)}"))
+    summary = run(spark, config, args.hour, args.run_id)
+    print(summary_json(summary))
+    for failure in summary.failures:
+        print(f"compaction failed for {failure.source} ({failure.table}): {failure.message}", file=sys.stderr)
+    return 1 if summary.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

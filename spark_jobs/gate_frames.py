@@ -1,0 +1,118 @@
+"""The DataFrames the quality gates validate, one per stage and batch (see ``expectations/*.json``).
+
+Derived columns are computed here in Spark (in-range flags, minutes between two times, per-topic
+counts) so the expectations stay simple column checks and every threshold is a parameter or a
+column taken from the pipeline configuration, never a constant hidden in code.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from spark_jobs.normalize import STAGE as NORMALIZE_STAGE
+from spark_jobs.normalize import table_ref
+from spark_jobs.tables import CHANGELOG, OFFSET_LEDGER, QUARANTINE, RAW_MESSAGES, RUN_STATS
+
+KEYED_OPS = ("UPDATE", "DELETE")
+OCCURRENCE = "_cdc_occurrence"
+
+
+def _at_hour(hour: dt.datetime, column: str = "landed_hour") -> Column:
+    return F.col(column) == F.lit(hour).cast("timestamp")
+
+
+def minutes_between(later: Column, earlier: Column) -> Column:
+    """``later - earlier`` in minutes (double; null when either is null)."""
+    return (F.unix_micros(later) - F.unix_micros(earlier)) / F.lit(60_000_000.0)
+
+
+def raw_messages(spark: SparkSession, hour: dt.datetime) -> DataFrame:
+    """The hour's landed records with ``offset_in_planned_range`` from the hour's ledger."""
+    raw = spark.table(RAW_MESSAGES).where(_at_hour(hour)).select("topic", "partition", "offset")
+    plan = (spark.table(OFFSET_LEDGER).where(_at_hour(hour))
+            .select("topic", "partition", "planned_start", "planned_end"))
+    joined = raw.join(plan, ["topic", "partition"], "left")
+    in_range = (F.col("offset") >= F.col("planned_start")) & (F.col("offset") < F.col("planned_end"))
+    return joined.withColumn("offset_in_planned_range", F.coalesce(in_range, F.lit(False)))
+
+
+def raw_partitions(spark: SparkSession, hour: dt.datetime) -> DataFrame:
+    """Per topic-partition: the ledger's landed count beside the records actually landed."""
+    landed = (spark.table(RAW_MESSAGES).where(_at_hour(hour)).groupBy("topic", "partition")
+              .agg(F.count(F.lit(1)).alias("landed_messages")))
+    ledger = (spark.table(OFFSET_LEDGER).where(_at_hour(hour))
+              .select("topic", "partition", "planned_start", "planned_end",
+                      F.col("landed_count").alias("ledger_landed_count"), "status"))
+    return (ledger.join(landed, ["topic", "partition"], "full")
+            .withColumn("landed_messages", F.coalesce("landed_messages", F.lit(0)).cast("bigint")))
+
+
+def changelog_changes(spark: SparkSession, hour: dt.datetime, branch: str | None) -> DataFrame:
+    """The hour's change rows with key and time-sanity columns."""
+    changes = spark.table(table_ref(CHANGELOG, branch)).where(_at_hour(hour))
+    hour_end = F.lit(hour + dt.timedelta(hours=1)).cast("timestamp")
+    source_table = Window.partitionBy("database", "schema_name", "table_name")
+    names_key = (F.coalesce(F.size("primary_key_columns"), F.lit(0)) > 0) | F.col("row_key").isNotNull()
+    keyed_table = F.max(names_key.cast("int")).over(source_table) == 1
+    key_values_present = F.coalesce(F.forall(
+        F.coalesce("primary_key_columns", F.array().cast("array<string>")),
+        lambda k: F.coalesce(F.col("before")[k], F.col("after")[k]).isNotNull()), F.lit(True))
+    key_required = F.col("op").isin(*KEYED_OPS) & keyed_table
+    key_present = F.col("row_key").isNotNull() & key_values_present
+    return (changes
+            .withColumn("event_time_present_unless_snapshot",
+                        F.col("event_time").isNotNull() | (F.col("op") == F.lit("SNAPSHOT")))
+            .withColumn("key_present_if_required", ~key_required | key_present)
+            .withColumn("event_time_minutes_past_hour_end", minutes_between(F.col("event_time"), hour_end))
+            .withColumn("event_time_minutes_after_kafka_timestamp",
+                        minutes_between(F.col("event_time"), F.col("kafka_timestamp")))
+            .withColumn("event_time_minutes_after_produced_time",
+                        minutes_between(F.col("event_time"), F.col("produced_time"))))
+
+
+def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
+                     quarantine_rate_max: Mapping[str, float], default_rate_max: float) -> DataFrame:
+    """Per topic: raw records, normalize's run stats, changelog and quarantine rows, quarantine rate."""
+    raw = (spark.table(RAW_MESSAGES).where(_at_hour(hour)).groupBy("topic")
+           .agg(F.count(F.lit(1)).alias("raw_messages")))
+    stats = (spark.table(RUN_STATS).where(_at_hour(hour) & (F.col("stage") == NORMALIZE_STAGE))
+             .groupBy("topic").pivot("metric", ["decoded_messages", "control_messages",
+                                                "quarantined_messages", "change_rows"])
+             .agg(F.sum("value")))
+    changelog = (spark.table(table_ref(CHANGELOG, branch)).where(_at_hour(hour))
+                 .groupBy(F.col("kafka_topic").alias("topic")).agg(F.count(F.lit(1)).alias("changelog_rows")))
+    quarantine = (spark.table(table_ref(QUARANTINE, branch)).where(_at_hour(hour))
+                  .groupBy(F.col("kafka_topic").alias("topic"))
+                  .agg(F.count(F.lit(1)).alias("quarantine_rows")))
+    counts = ("raw_messages", "decoded_messages", "control_messages", "quarantined_messages",
+              "change_rows", "changelog_rows", "quarantine_rows")
+    topics = (raw.join(stats, "topic", "full").join(changelog, "topic", "full")
+              .join(quarantine, "topic", "full"))
+    for name in counts:
+        topics = topics.withColumn(name, F.coalesce(F.col(name), F.lit(0)).cast("bigint"))
+    rate_max = F.lit(float(default_rate_max))
+    for topic, value in sorted(quarantine_rate_max.items()):
+        rate_max = F.when(F.col("topic") == F.lit(topic), F.lit(float(value))).otherwise(rate_max)
+    return (topics
+            .withColumn("accounted_messages",
+                        F.col("decoded_messages") + F.col("control_messages") + F.col("quarantined_messages"))
+            .withColumn("quarantine_rate", F.when(F.col("raw_messages") > 0,
+                                                  F.col("quarantined_messages") / F.col("raw_messages"))
+                        .otherwise(F.lit(0.0)))
+            .withColumn("quarantine_rate_max", rate_max))
+
+
+def current_rows(spark: SparkSession, table: str, branch: str | None, now: dt.datetime) -> DataFrame:
+    """A current-state (or tombstone) table with ``current_row_id`` and event-time freshness."""
+    rows = spark.table(table_ref(table, branch))
+    row_id = F.col("_cdc_key")
+    if OCCURRENCE in rows.columns:  # keyless table: copies of one whole row share _cdc_key
+        row_id = F.concat_ws("#", F.col("_cdc_key"), F.col(OCCURRENCE).cast("string"))
+    return (rows.withColumn("current_row_id", F.when(F.col("_cdc_key").isNotNull(), row_id))
+            .withColumn("cdc_event_time_minutes_ahead_of_now",
+                        minutes_between(F.col("_cdc_event_time"), F.lit(now).cast("timestamp"))))

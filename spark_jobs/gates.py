@@ -1,0 +1,371 @@
+"""Great Expectations quality gates: validate one stage of one hour, record the results, fail loudly.
+
+Suites are data (``expectations/<stage>.json``, GX Core 1.x ExpectationSuite JSON). A stage's data
+comes in *batches* (e.g. the changelog's change rows and its per-topic reconciliation): each
+expectation names its batch in ``meta.batch``, the suite's ``meta.batches`` describes them and
+names their Kafka-coordinate columns. The runner splits a stage's suite into one GX suite per batch
+(``changelog.changes``, ``changelog.topics``, ...), builds the batch's Spark DataFrame
+(:mod:`spark_jobs.gate_frames`), and runs a GX Checkpoint on it with the gate thresholds of the
+pipeline configuration as suite parameters (``{"$PARAMETER": "clock_skew_minutes"}``). The file
+context under ``<state folder>/gx`` keeps the results and the Data Docs site
+(``gx/uncommitted/data_docs/local_site/index.html``); ``ops.gate_results`` gets one row per
+expectation (replaced when the stage and hour are validated again) for trend queries.
+
+A failed gate raises :class:`GateFailed` naming every failed expectation, what was observed and up
+to five offending rows' Kafka coordinates (computed here in Spark from the expectation's column and
+condition, since GX reports values, not the rows they came from).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdclake.exceptions import ConfigError, GateFailed
+from spark_jobs import gate_frames
+from spark_jobs.identifiers import current_table_name, tombstone_table_name
+from spark_jobs.publish import current_tables, has_branch
+from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables
+
+log = logging.getLogger(__name__)
+
+STAGES = ("raw", "changelog", "current")
+SUITES_DIR = Path(__file__).resolve().parents[1] / "expectations"
+DATASOURCE = "cdclake_spark"
+RESULT_FORMAT = "BASIC"
+OFFENDING_ROWS = 5
+
+
+@dataclass(frozen=True)
+class SuiteBatch:
+    """The expectations of one batch of a stage's suite."""
+
+    stage: str
+    batch: str
+    description: str
+    coordinates: tuple[str, ...]
+    expectations: tuple[dict[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.stage}.{self.batch}"
+
+
+@dataclass(frozen=True)
+class ExpectationOutcome:
+    suite: str
+    target: str | None  # the table, for stages validating several (current)
+    expectation: str
+    column: str | None
+    kwargs: dict[str, Any]
+    success: bool
+    observed: str
+    offending: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        where = f"{self.suite} [{self.target}]" if self.target else self.suite
+        text = f"{where}: {self.expectation}({self.column or ''}) observed {self.observed}"
+        if self.offending:
+            text += "; offending rows (Kafka coordinates): " + ", ".join(self.offending)
+        return text
+
+
+@dataclass(frozen=True)
+class GateReport:
+    stage: str
+    hour: dt.datetime
+    run_id: str
+    branch: str | None
+    outcomes: tuple[ExpectationOutcome, ...] = field(default_factory=tuple)
+
+    @property
+    def failed(self) -> list[ExpectationOutcome]:
+        return [o for o in self.outcomes if not o.success]
+
+    @property
+    def success(self) -> bool:
+        return not self.failed
+
+    def summary(self) -> str:
+        hour = self.hour.strftime("%Y-%m-%dT%H:00:00Z")
+        head = (f"{self.stage} gate for hour {hour} (run {self.run_id}): "
+                f"{len(self.outcomes) - len(self.failed)} of {len(self.outcomes)} expectations passed")
+        if self.success:
+            return head
+        lines = [head + "; failed:"] + [f"  - {o.line()}" for o in self.failed]
+        where = f"on branch {self.branch}" if self.branch else "in the tables"
+        lines.append(f"Nothing was published: analysts' tables (main) are unchanged and the audited data "
+                     f"stays {where} for inspection. Fix the data (or the threshold under gates: in the "
+                     f"pipeline configuration) and re-run the hour; details in ops.gate_results and "
+                     f"the Data Docs.")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------- suites
+
+def load_suite(stage: str, folder: Path = SUITES_DIR) -> list[SuiteBatch]:
+    """``expectations/<stage>.json`` split into its batches (in the order the suite lists them)."""
+    if stage not in STAGES:
+        raise ConfigError(f"unknown gate stage {stage!r}; choose one of {', '.join(STAGES)}")
+    file = folder / f"{stage}.json"
+    try:
+        suite = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"suite {file} not found; the gates need expectations/{stage}.json") from None
+    batches: dict[str, dict[str, Any]] = (suite.get("meta") or {}).get("batches") or {}
+    grouped: dict[str, list[dict[str, Any]]] = {name: [] for name in batches}
+    for expectation in suite.get("expectations") or []:
+        batch = (expectation.get("meta") or {}).get("batch")
+        if batch not in grouped:
+            raise ConfigError(f"{file}: expectation {expectation.get('type')} {expectation.get('kwargs')} "
+                              f"needs meta.batch, one of {sorted(grouped)}")
+        grouped[batch].append(expectation)
+    return [SuiteBatch(stage, name, str(batches[name].get("description", "")),
+                       tuple(batches[name].get("coordinates") or ()), tuple(grouped[name]))
+            for name in batches if grouped[name]]
+
+
+def suite_parameters(config: object) -> dict[str, Any]:
+    """The suites' ``$PARAMETER`` values from the ``gates:`` section of the configuration."""
+    gates = config.gates  # type: ignore[attr-defined]
+    floor = dt.datetime.fromisoformat(str(gates.event_time_floor))
+    return {
+        "event_time_floor": floor.replace(tzinfo=None).isoformat(),
+        "future_tolerance_minutes": float(gates.future_tolerance_minutes),
+        "clock_skew_minutes": float(gates.clock_skew_minutes),
+    }
+
+
+# ---------------------------------------------------------------------------------------- context
+
+class GateRunner:
+    """A GX file context under ``gx_root`` and the Spark session whose DataFrames it validates."""
+
+    def __init__(self, spark: SparkSession, gx_root: Path) -> None:
+        os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+        logging.getLogger("great_expectations").setLevel(logging.WARNING)
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        self.spark = spark
+        self.gx = gx
+        gx_root.mkdir(parents=True, exist_ok=True)
+        self.context = gx.get_context(mode="file", project_root_dir=str(gx_root))
+        self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE)
+
+    def docs_index(self) -> Path:
+        root = Path(self.context.root_directory)
+        return root / "uncommitted" / "data_docs" / "local_site" / "index.html"
+
+    def _checkpoint(self, suite: SuiteBatch) -> Any:
+        gx = self.gx
+        try:
+            asset = self.datasource.get_asset(suite.name)
+        except LookupError:
+            asset = self.datasource.add_dataframe_asset(name=suite.name)
+        try:
+            batch_definition = asset.get_batch_definition("whole_frame")
+        except (KeyError, LookupError, ValueError):
+            batch_definition = asset.add_batch_definition_whole_dataframe("whole_frame")
+        gx_suite = self.context.suites.add_or_update(gx.ExpectationSuite(
+            name=suite.name, expectations=[dict(e) for e in suite.expectations],
+            meta={"description": suite.description, "coordinates": list(suite.coordinates)}))
+        definition = self.context.validation_definitions.add_or_update(
+            gx.ValidationDefinition(name=suite.name, data=batch_definition, suite=gx_suite))
+        return self.context.checkpoints.add_or_update(gx.Checkpoint(
+            name=f"gate_{suite.name}", validation_definitions=[definition],
+            actions=[gx.checkpoint.UpdateDataDocsAction(name="update_data_docs")],
+            result_format={"result_format": RESULT_FORMAT}))
+
+    def validate(self, suite: SuiteBatch, frame: DataFrame, parameters: Mapping[str, Any],
+                 run_name: str, target: str | None = None) -> list[ExpectationOutcome]:
+        """Run ``suite`` on ``frame``; one outcome per expectation (offending rows for failures)."""
+        from great_expectations.core.run_identifier import RunIdentifier
+
+        checkpoint = self._checkpoint(suite)
+        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            result = checkpoint.run(
+                batch_parameters={"dataframe": frame}, expectation_parameters=dict(parameters),
+                run_id=RunIdentifier(run_name=run_name, run_time=dt.datetime.now(dt.UTC)))
+            outcomes = []
+            for validation in result.run_results.values():
+                for r in validation.results:
+                    outcome = _outcome(suite, target, r)
+                    if not outcome.success:
+                        offending = offending_rows(frame, outcome, suite.coordinates)
+                        outcome = replace(outcome, offending=offending)
+                    outcomes.append(outcome)
+            return outcomes
+        finally:
+            frame.unpersist()
+
+
+def _column_of(kwargs: Mapping[str, Any]) -> str | None:
+    if kwargs.get("column"):
+        return str(kwargs["column"])
+    if kwargs.get("column_list"):
+        return ",".join(kwargs["column_list"])
+    if kwargs.get("column_A"):
+        return f"{kwargs['column_A']},{kwargs['column_B']}"
+    return None
+
+
+def _outcome(suite: SuiteBatch, target: str | None, r: Any) -> ExpectationOutcome:
+    config = r.expectation_config
+    kwargs = {k: v for k, v in dict(config.kwargs).items() if k != "batch_id"}
+    result = dict(r.result or {})
+    info = r.exception_info or {}
+    if info.get("raised_exception"):
+        observed = f"error: {str(info.get('exception_message'))[:300]}"
+    elif "observed_value" in result:
+        observed = json.dumps(result["observed_value"], default=str)
+    elif "unexpected_count" in result:
+        observed = (f"{result['unexpected_count']} unexpected of {result.get('element_count')} rows "
+                    f"(sample {json.dumps((result.get('partial_unexpected_list') or [])[:5], default=str)})")
+    else:
+        observed = json.dumps(result, default=str)[:300]
+    return ExpectationOutcome(suite.name, target, config.type, _column_of(kwargs), kwargs,
+                              bool(r.success), observed)
+
+
+# -------------------------------------------------------------------------------- offending rows
+
+def unexpected_rows(frame: DataFrame, expectation: str, kwargs: Mapping[str, Any]) -> DataFrame | None:
+    """The rows ``expectation`` objects to (the expectation types the suites use), else None."""
+    col = F.col(str(kwargs["column"])) if "column" in kwargs else None
+    if expectation == "expect_column_values_to_not_be_null" and col is not None:
+        return frame.where(col.isNull())
+    if expectation == "expect_column_values_to_be_in_set" and col is not None:
+        return frame.where(col.isNotNull() & ~col.isin(list(kwargs["value_set"])))
+    if expectation == "expect_column_values_to_be_between" and col is not None:
+        low, high = kwargs.get("min_value"), kwargs.get("max_value")
+        outside = F.lit(False)
+        if low is not None:
+            outside = outside | (col < F.lit(low))
+        if high is not None:
+            outside = outside | (col > F.lit(high))
+        return frame.where(col.isNotNull() & outside)
+    if expectation in ("expect_column_values_to_be_unique", "expect_compound_columns_to_be_unique"):
+        names = [str(kwargs["column"])] if col is not None else list(kwargs["column_list"])
+        repeated = frame.groupBy(*names).count().where(F.col("count") > 1).drop("count")
+        return frame.join(repeated, names, "left_semi")
+    if expectation == "expect_column_pair_values_to_be_equal":
+        a, b = F.col(str(kwargs["column_A"])), F.col(str(kwargs["column_B"]))
+        return frame.where(~a.eqNullSafe(b))
+    if expectation == "expect_column_pair_values_a_to_be_greater_than_b":
+        a, b = F.col(str(kwargs["column_A"])), F.col(str(kwargs["column_B"]))
+        return frame.where((a < b) if kwargs.get("or_equal") else (a <= b))
+    return None
+
+
+def offending_rows(frame: DataFrame, outcome: ExpectationOutcome, coordinates: Sequence[str],
+                   limit: int = OFFENDING_ROWS) -> tuple[str, ...]:
+    """Up to ``limit`` offending rows as ``topic/partition/offset`` (the batch's coordinate columns)."""
+    columns = [c for c in coordinates if c in frame.columns]
+    if not columns:
+        return ()
+    try:
+        rows = unexpected_rows(frame, outcome.expectation, outcome.kwargs)
+    except Exception:  # noqa: BLE001 - a missing column already failed the expectation itself
+        return ()
+    if rows is None:
+        return ()
+    picked = rows.select(*columns).orderBy(*columns).limit(limit).collect()
+    return tuple("/".join("null" if v is None else str(v) for v in r) for r in picked)
+
+
+# --------------------------------------------------------------------------------------- the gate
+
+def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
+                     tables: Sequence[str] | None) -> list[str]:
+    """The current.* tables to validate: given ones; else those on the branch; else those the hour touched."""
+    if tables:
+        return list(tables)
+    existing = current_tables(spark)
+    if branch:
+        return [t for t in existing if has_branch(spark, t, branch)]
+    touched = (spark.table(CHANGELOG).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
+               .select("database", "table_name").distinct().collect())
+    names = {current_table_name(r["database"], r["table_name"]) for r in touched}
+    names |= {tombstone_table_name(n) for n in names}
+    return [t for t in existing if t in names]
+
+
+def _frames(spark: SparkSession, config: object, stage: str, batch: str, hour: dt.datetime,
+            branch: str | None, now: dt.datetime,
+            tables: Sequence[str]) -> list[tuple[str | None, DataFrame]]:
+    if stage == "raw":
+        frame = gate_frames.raw_messages(spark, hour) if batch == "messages" else \
+            gate_frames.raw_partitions(spark, hour)
+        return [(None, frame)]
+    if stage == "changelog":
+        if batch == "changes":
+            return [(None, gate_frames.changelog_changes(spark, hour, branch))]
+        rate_max = {t.name: t.quarantine_rate_max for t in config.topics  # type: ignore[attr-defined]
+                    if t.quarantine_rate_max is not None}
+        default = config.gates.quarantine_rate_max  # type: ignore[attr-defined]
+        return [(None, gate_frames.changelog_topics(spark, hour, branch, rate_max, default))]
+    return [(table, gate_frames.current_rows(
+        spark, table, branch if branch and has_branch(spark, table, branch) else None, now))
+        for table in tables]
+
+
+def run_gate(spark: SparkSession, config: object, stage: str, hour: dt.datetime, run_id: str, *,
+             branch: str | None = None, tables: Sequence[str] | None = None,
+             suites_dir: Path = SUITES_DIR, runner: GateRunner | None = None) -> GateReport:
+    """Validate ``stage`` of ``hour``, record results (``ops.gate_results``, Data Docs), raise on failure."""
+    suites = load_suite(stage, suites_dir)
+    ensure_tables(spark)
+    runner = runner or gate_runner(spark, Path(config.home) / "gx")  # type: ignore[attr-defined]
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    targets = _current_targets(spark, hour, branch, tables) if stage == "current" else []
+    if stage == "current" and not targets:
+        log.warning("current gate for %s: no current.* table to validate", hour)
+    parameters = suite_parameters(config)
+    run_name = f"{stage} {hour.strftime('%Y-%m-%dT%H')} {run_id}"
+    outcomes: list[ExpectationOutcome] = []
+    for suite in suites:
+        for target, frame in _frames(spark, config, stage, suite.batch, hour, branch, now, targets):
+            name = f"{run_name} {target}" if target else run_name
+            outcomes.extend(runner.validate(suite, frame, parameters, name, target))
+    report = GateReport(stage, hour, run_id, branch, tuple(outcomes))
+    write_gate_results(spark, report, now)
+    if not report.success:
+        raise GateFailed(report.summary())
+    log.info("%s", report.summary())
+    return report
+
+
+_RUNNERS: dict[tuple[int, str], GateRunner] = {}
+
+
+def gate_runner(spark: SparkSession, gx_root: Path) -> GateRunner:
+    """One GX context per session and folder (building a context reads its whole folder)."""
+    key = (id(spark), str(gx_root))
+    if key not in _RUNNERS:
+        _RUNNERS[key] = GateRunner(spark, gx_root)
+    return _RUNNERS[key]
+
+
+def write_gate_results(spark: SparkSession, report: GateReport, validated_at: dt.datetime) -> None:
+    """Replace the stage's rows of the hour in ``ops.gate_results`` (one row per expectation)."""
+    rows = [(report.stage, report.hour, report.run_id, o.suite, o.expectation, o.column, o.success,
+             o.observed, json.dumps({"kwargs": o.kwargs, "table": o.target, "branch": report.branch,
+                                     "offending_rows": list(o.offending)}, default=str, sort_keys=True),
+             validated_at) for o in report.outcomes]
+    frame = spark.createDataFrame(rows, spark.table(GATE_RESULTS).schema)
+    frame.writeTo(GATE_RESULTS).overwrite(
+        (F.col("landed_hour") == F.lit(report.hour).cast("timestamp")) & (F.col("stage") == report.stage))
+

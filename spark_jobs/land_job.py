@@ -1,0 +1,77 @@
+"""spark-submit entry point: land one hour of Kafka offsets (see ``spark_jobs.land``).
+
+    spark-submit spark_jobs/land_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1 \\
+        --plan-file /tmp/plan.json          # or --plan-json '{...}' (the Airflow plan task's XCom)
+
+Without a plan the job plans the hour itself from the configured topics.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.cli_args import hour_text, job_parser
+from spark_jobs.land import LandingSummary, land_hour
+
+
+def plan_hour(config: object, hour: dt.datetime, topics: tuple[str, ...] | None = None,
+              now: dt.datetime | None = None):  # -> OffsetPlan
+    """Plan ``[hour, hour + 1h)`` for ``topics`` (default: the configured ones)."""
+    from cdclake.kafka_settings import kafka_client_config
+    from cdclake.offsets import plan_offset_ranges
+
+    names = topics or tuple(t.name for t in config.topics)  # type: ignore[attr-defined]
+    return plan_offset_ranges(kafka_client_config(config), names, hour, hour + dt.timedelta(hours=1), now=now)
+
+
+def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, plan=None, *,
+        topics: tuple[str, ...] | None = None, accept_gaps: bool = False) -> LandingSummary:
+    """Land ``hour``: with ``plan`` (an ``OffsetPlan``) as given, else planned here."""
+    from cdclake.exceptions import LandingError
+    from cdclake.kafka_settings import kafka_client_config, spark_kafka_options
+
+    plan = plan or plan_hour(config, hour, topics)
+    if plan.hour != hour:
+        raise LandingError(f"the offset plan is for hour {plan.start}, not {hour_text(hour)}; "
+                           "pass the plan made for this run's data interval")
+    return land_hour(spark, plan, spark_kafka_options(kafka_client_config(config)), run_id,
+                     accept_gaps=accept_gaps)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = job_parser("Land one hour of Kafka offsets into raw.kafka_messages and ops.offset_ledger.")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--plan-file", type=Path, help="offset plan JSON file (cdclake.offsets.OffsetPlan)")
+    source.add_argument("--plan-json", help="offset plan as JSON text")
+    parser.add_argument("--accept-retention-gap", action="store_true",
+                        help="land even though Kafka lost offsets of this hour; the ledger records the gap")
+    args = parser.parse_args(argv)
+    from cdclake.config import load_config
+    from cdclake.offsets import OffsetPlan
+    from spark_jobs.session import build_session, settings_from_config
+
+    plan = None
+    if args.plan_file:
+        plan = OffsetPlan.from_json(args.plan_file.read_text())
+    elif args.plan_json:
+        plan = OffsetPlan.from_json(args.plan_json)
+    config = load_config(args.config)
+    spark = build_session(settings_from_config(config, app_name=f"cdclake-land-{hour_text(args.hour)}"))
+    summary = run(spark, config, args.hour, args.run_id, plan, accept_gaps=args.accept_retention_gap)
+    print(json.dumps(summary_dict(summary)))
+    return 0
+
+
+def summary_dict(summary: LandingSummary) -> dict:
+    return {"hour": hour_text(summary.hour), "run_id": summary.run_id, "messages": summary.messages,
+            "partitions": [asdict(p) for p in summary.partitions]}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

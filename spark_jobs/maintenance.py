@@ -1,0 +1,304 @@
+"""Daily table maintenance for every lakehouse table (``raw.*``, ``ops.*``, ``cdc.*``, ``current.*``).
+
+Steps, in the order the maintenance DAG runs them (each over every table, listed from the catalog
+with ``SHOW TABLES IN <namespace>``):
+
+1. ``purge_tombstones`` — delete-markers in ``current.<db>__<table>__tombstones`` (the compaction
+   job's convention, :mod:`spark_jobs.compact`) whose ``_cdc_event_time`` is older than
+   ``compaction.tombstone_retention_days`` before the reference time. Compaction purges the tables
+   it touches; this catches tables no change has touched since.
+2. ``rewrite_data_files`` — bin-pack small files and rewrite data files that carry delete files
+   (merge-on-read MERGE/DELETE leave them), applying the deletes; dangling deletes are dropped.
+3. ``rewrite_position_delete_files`` — compact the remaining position delete files.
+4. ``expire_snapshots`` — expire snapshots older than ``maintenance.snapshot_retention_days``,
+   keeping at least ``maintenance.retain_last`` per table. Iceberg never expires a snapshot a branch
+   or tag points at (write-audit-publish branches, user tags), so those stay readable.
+5. ``remove_orphan_files`` — delete files no snapshot references, only when older than
+   ``maintenance.orphan_file_age_days`` (default 3): a write that has not committed yet has
+   unreferenced files too, and they are never that old.
+
+The reference time ("now") is the DAG run's ``data_interval_end``, so a re-run computes the same
+cut-offs; a reference time in the future is refused (it would treat in-flight files as orphans).
+
+Not racing the hourly writers
+-----------------------------
+1. **One write at a time.** Every Airflow task that commits to an Iceberg table — the hourly DAG's
+   land/normalize/compact/publish and every step here — runs in the Airflow pool
+   ``lakehouse_writes`` with one slot (:mod:`cdclake.dag_defaults`). A maintenance step never
+   commits while an hourly write is running, and vice versa; hourly tasks queue for at most one
+   maintenance step (one step is one task, so hourly tasks interleave between steps).
+2. **Backstop: optimistic concurrency.** Should something else commit meanwhile (a manual job, a
+   second Airflow installation), Iceberg detects the conflict at commit time and retries the commit
+   on the new table state; each table gets ``commit.retry.num-retries`` of at least
+   :data:`COMMIT_RETRIES`. ``rewrite_data_files`` runs with partial progress, so a file group that
+   still conflicts fails alone (reported, retried next day) instead of the whole rewrite.
+3. Orphan removal only deletes files older than the safety margin (above), so it cannot remove the
+   files of a write that is still running.
+
+A table whose step fails does not stop the other tables; the step reports every failure at the
+end (:class:`MaintenanceError`) so the task fails and Airflow retries it (all steps are idempotent).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from spark_jobs.identifiers import CURRENT_NAMESPACE, TOMBSTONE_SUFFIX
+
+if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS at parse time
+    from pyspark.sql import SparkSession
+
+# The namespaces of spark_jobs.tables.NAMESPACES (tests check they agree).
+NAMESPACES = ("raw", "ops", "cdc", "current")
+
+STEPS = (
+    "purge_tombstones",
+    "rewrite_data_files",
+    "rewrite_position_delete_files",
+    "expire_snapshots",
+    "remove_orphan_files",
+)
+COMMIT_RETRIES = 10
+TOMBSTONE_TIME_COLUMN = "_cdc_event_time"
+# A run's reference time may lie this far ahead of the machine's clock (clock skew), no further.
+FUTURE_TOLERANCE = dt.timedelta(minutes=5)
+
+_NAME_PART = re.compile(r"^[a-z0-9_]+$")
+
+Metrics = dict[str, int]
+TableFilter = Callable[[str], bool]
+# (spark, catalog, "ns.table") -> metrics of what the step did to the table
+TableAction = Callable[["SparkSession", str, str], Metrics]
+
+
+class MaintenanceError(RuntimeError):
+    """A maintenance step failed for one or more tables; the message lists them and why."""
+
+
+@dataclass(frozen=True)
+class MaintenanceOptions:
+    """The knobs of the steps (``maintenance:`` and ``compaction:`` in the pipeline configuration)."""
+
+    snapshot_retention_days: int = 7
+    retain_last: int = 5
+    orphan_file_age_days: int = 3
+    min_input_files: int = 5
+    delete_file_threshold: int = 1
+    target_file_size_bytes: int | None = None
+    tombstone_retention_days: int = 7
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: str
+    table: str
+    status: str  # "OK" or "FAILED"
+    metrics: dict[str, int] = field(default_factory=dict)
+    message: str = ""
+
+
+@dataclass
+class MaintenanceSummary:
+    as_of: dt.datetime
+    run_id: str
+    results: list[StepResult] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[StepResult]:
+        return [r for r in self.results if r.status != "OK"]
+
+
+# ----------------------------------------------------------------------------------- names
+
+
+def checked_name(name: str, what: str = "table") -> str:
+    """``ns.table`` with every part matching ``[a-z0-9_]+``; anything else is refused, never quoted."""
+    parts = name.split(".")
+    if not all(_NAME_PART.match(p) for p in parts):
+        raise MaintenanceError(
+            f"{what} name {name!r} has characters outside [a-z0-9_]; maintenance only handles tables "
+            "named by cdclake (rename or drop the table, or maintain it by hand)")
+    return name
+
+
+def sql_text(value: str) -> str:
+    """A Spark SQL string literal (for already-validated names and timestamps)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def timestamp_literal(moment: dt.datetime) -> str:
+    """``TIMESTAMP '2024-01-01 00:00:00.000000'`` for a naive UTC datetime (the session is UTC)."""
+    return f"TIMESTAMP {sql_text(moment.strftime('%Y-%m-%d %H:%M:%S.%f'))}"
+
+
+def lakehouse_tables(spark: SparkSession, catalog: str, namespaces: Iterable[str] = NAMESPACES) -> list[str]:
+    """``ns.table`` of every table in ``namespaces`` that exist in ``catalog``, sorted."""
+    checked_name(catalog, "catalog")
+    existing = {r[0] for r in spark.sql(f"SHOW NAMESPACES IN {catalog}").collect()}
+    tables: list[str] = []
+    for namespace in namespaces:
+        if checked_name(namespace, "namespace") not in existing:
+            continue
+        for row in spark.sql(f"SHOW TABLES IN {catalog}.{namespace}").collect():
+            if not row["isTemporary"]:
+                tables.append(f"{namespace}.{row['tableName']}")
+    return sorted(tables)
+
+
+def is_tombstone_table(table: str) -> bool:
+    namespace, _, name = table.partition(".")
+    return namespace == CURRENT_NAMESPACE and name.endswith(TOMBSTONE_SUFFIX)
+
+
+# ----------------------------------------------------------------------------------- steps
+
+
+def _call(spark: SparkSession, catalog: str, procedure: str, table: str, **args: str) -> list[dict[str, Any]]:
+    """``CALL <catalog>.system.<procedure>(table => '<table>', ...)``; args are SQL expressions."""
+    named = [f"table => {sql_text(checked_name(table))}"] + [f"{k} => {v}" for k, v in args.items()]
+    statement = f"CALL {checked_name(catalog, 'catalog')}.system.{procedure}({', '.join(named)})"
+    return [r.asDict() for r in spark.sql(statement).collect()]
+
+
+def _counts(rows: list[dict[str, Any]]) -> Metrics:
+    totals: dict[str, int] = {}
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+def _option_map(options: dict[str, str]) -> str:
+    return "map(" + ", ".join(f"{sql_text(k)}, {sql_text(v)}" for k, v in options.items()) + ")"
+
+
+def ensure_commit_retries(spark: SparkSession, catalog: str, table: str,
+                          minimum: int = COMMIT_RETRIES) -> bool:
+    """Raise ``commit.retry.num-retries`` to ``minimum`` where lower; True when it changed the table."""
+    qualified = f"{checked_name(catalog, 'catalog')}.{checked_name(table)}"
+    props = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {qualified}").collect()}
+    current = props.get("commit.retry.num-retries")
+    if current is not None and current.isdigit() and int(current) >= minimum:
+        return False
+    spark.sql(f"ALTER TABLE {qualified} SET TBLPROPERTIES ('commit.retry.num-retries'='{int(minimum)}')")
+    return True
+
+
+def purge_tombstones(spark: SparkSession, catalog: str, table: str, cutoff: dt.datetime) -> Metrics:
+    """Delete the tombstones of ``table`` (a ``__tombstones`` table) whose event time is before ``cutoff``."""
+    qualified = f"{checked_name(catalog, 'catalog')}.{checked_name(table)}"
+    if TOMBSTONE_TIME_COLUMN not in spark.table(qualified).columns:
+        raise MaintenanceError(f"{table} has no {TOMBSTONE_TIME_COLUMN} column: it is not a tombstone table "
+                               f"of spark_jobs.compact; rename it (tables ending {TOMBSTONE_SUFFIX} are "
+                               "reserved for tombstones)")
+    condition = f"{TOMBSTONE_TIME_COLUMN} < {timestamp_literal(cutoff)}"
+    expired = spark.sql(f"SELECT count(*) FROM {qualified} WHERE {condition}").collect()[0][0]
+    if expired:  # no empty DELETE commits
+        spark.sql(f"DELETE FROM {qualified} WHERE {condition}")
+    return {"purged_tombstones": int(expired)}
+
+
+def rewrite_data_files(spark: SparkSession, catalog: str, table: str, options: MaintenanceOptions) -> Metrics:
+    """Bin-pack small files and apply delete files; first makes sure commits retry on conflict."""
+    raised = ensure_commit_retries(spark, catalog, table)
+    rewrite = {
+        "min-input-files": str(options.min_input_files),
+        "delete-file-threshold": str(options.delete_file_threshold),
+        "remove-dangling-deletes": "true",
+        "partial-progress.enabled": "true",
+    }
+    if options.target_file_size_bytes:
+        rewrite["target-file-size-bytes"] = str(options.target_file_size_bytes)
+    metrics = _counts(_call(spark, catalog, "rewrite_data_files", table, options=_option_map(rewrite)))
+    return {**metrics, "commit_retries_raised": int(raised)}
+
+
+def rewrite_position_delete_files(spark: SparkSession, catalog: str, table: str,
+                                  options: MaintenanceOptions) -> Metrics:
+    rewrite = {"min-input-files": str(options.min_input_files)}
+    rows = _call(spark, catalog, "rewrite_position_delete_files", table, options=_option_map(rewrite))
+    return _counts(rows)
+
+
+def expire_snapshots(spark: SparkSession, catalog: str, table: str, older_than: dt.datetime,
+                     retain_last: int) -> Metrics:
+    return _counts(_call(spark, catalog, "expire_snapshots", table,
+                         older_than=timestamp_literal(older_than), retain_last=str(int(retain_last))))
+
+
+def remove_orphan_files(spark: SparkSession, catalog: str, table: str, older_than: dt.datetime) -> Metrics:
+    rows = _call(spark, catalog, "remove_orphan_files", table, older_than=timestamp_literal(older_than))
+    return {"removed_orphan_files": len(rows)}
+
+
+# ----------------------------------------------------------------------------------- driver
+
+
+def step_functions(options: MaintenanceOptions,
+                   as_of: dt.datetime) -> dict[str, tuple[TableFilter, TableAction]]:
+    """Step name -> (which tables it applies to, what it does to one table)."""
+    tombstone_cutoff = as_of - dt.timedelta(days=options.tombstone_retention_days)
+    snapshot_cutoff = as_of - dt.timedelta(days=options.snapshot_retention_days)
+    orphan_cutoff = as_of - dt.timedelta(days=options.orphan_file_age_days)
+
+    def every_table(_: str) -> bool:
+        return True
+
+    return {
+        "purge_tombstones": (is_tombstone_table,
+                             lambda s, c, t: purge_tombstones(s, c, t, tombstone_cutoff)),
+        "rewrite_data_files": (every_table, lambda s, c, t: rewrite_data_files(s, c, t, options)),
+        "rewrite_position_delete_files": (every_table,
+                                          lambda s, c, t: rewrite_position_delete_files(s, c, t, options)),
+        "expire_snapshots": (every_table,
+                             lambda s, c, t: expire_snapshots(s, c, t, snapshot_cutoff, options.retain_last)),
+        "remove_orphan_files": (every_table, lambda s, c, t: remove_orphan_files(s, c, t, orphan_cutoff)),
+    }
+
+
+def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
+             options: MaintenanceOptions, steps: Iterable[str] = STEPS, *,
+             tables: Iterable[str] | None = None, namespaces: Iterable[str] = NAMESPACES,
+             now: dt.datetime | None = None) -> MaintenanceSummary:
+    """Run ``steps`` (in :data:`STEPS` order) over every table of ``namespaces`` (or only ``tables``,
+    ``ns.table`` names that must exist); ``as_of`` is the reference time (naive = UTC)."""
+    wanted = list(steps)
+    unknown = sorted(set(wanted) - set(STEPS))
+    if unknown:
+        raise MaintenanceError(f"unknown maintenance step(s) {unknown}; choose from {list(STEPS)}")
+    if as_of.tzinfo is not None:
+        as_of = as_of.astimezone(dt.UTC).replace(tzinfo=None)
+    clock = now or dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    if as_of > clock + FUTURE_TOLERANCE:
+        raise MaintenanceError(
+            f"reference time {as_of:%Y-%m-%d %H:%M:%S} UTC lies in the future (now {clock:%H:%M:%S}); "
+            "pass the run's data_interval_end: a future time would treat in-flight files as orphans")
+    summary = MaintenanceSummary(as_of, run_id)
+    listed = lakehouse_tables(spark, catalog, namespaces)
+    if tables is not None:
+        chosen = sorted({checked_name(t) for t in tables})
+        missing = [t for t in chosen if t not in listed]
+        if missing:
+            raise MaintenanceError(f"no lakehouse table(s) {missing} in namespaces {list(namespaces)}; "
+                                   f"existing: {listed}")
+        listed = chosen
+    functions = step_functions(options, as_of)
+    for step in (s for s in STEPS if s in wanted):
+        applies, action = functions[step]
+        for table in filter(applies, listed):
+            try:
+                metrics = action(spark, catalog, table)
+                summary.results.append(StepResult(step, table, "OK", metrics))
+            except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
+                summary.results.append(StepResult(step, table, "FAILED", message=_first_line(exc)))
+    return summary
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:500]

@@ -1,0 +1,92 @@
+"""spark-submit entry point: daily table maintenance (see ``spark_jobs.maintenance``).
+
+    spark-submit spark_jobs/maintenance_job.py --as-of 2024-01-02T00:00:00Z --run-id scheduled__1 \\
+        --step rewrite_data_files --step rewrite_position_delete_files
+
+``--as-of`` is the reference time of every retention cut-off (the DAG run's data_interval_end).
+Without ``--step`` every step runs, in order. Prints the summary as JSON; exits 1 when a step
+failed for any table (the other tables were still maintained).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from dataclasses import asdict
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.maintenance import STEPS, MaintenanceOptions, MaintenanceSummary, maintain
+
+
+def options_from_config(config: object) -> MaintenanceOptions:
+    m = config.maintenance  # type: ignore[attr-defined]
+    return MaintenanceOptions(
+        snapshot_retention_days=m.snapshot_retention_days,
+        retain_last=m.retain_last,
+        orphan_file_age_days=m.orphan_file_age_days,
+        min_input_files=m.min_input_files,
+        delete_file_threshold=m.delete_file_threshold,
+        target_file_size_bytes=m.target_file_size_bytes,
+        tombstone_retention_days=int(config.tombstone_retention_days),  # type: ignore[attr-defined]
+    )
+
+
+def run(spark: SparkSession, config: object, as_of: dt.datetime, run_id: str,
+        steps: tuple[str, ...] = STEPS, tables: tuple[str, ...] | None = None) -> MaintenanceSummary:
+    """Maintain every lakehouse table (or only ``tables``) as of ``as_of`` (naive UTC)."""
+    return maintain(spark, config.catalog_name, as_of, run_id,  # type: ignore[attr-defined]
+                    options_from_config(config), steps, tables=tables)
+
+
+def parse_instant(text: str) -> dt.datetime:
+    """ISO-8601 instant (``Z``/offset, or naive = UTC) -> naive UTC datetime."""
+    body = text.strip().replace(" ", "T")
+    body = body[:-1] + "+00:00" if body.endswith("Z") else body
+    try:
+        moment = dt.datetime.fromisoformat(body)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO-8601 time: {text!r} (e.g. 2024-01-02T00:00:00Z)") from None
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def summary_json(summary: MaintenanceSummary) -> str:
+    return json.dumps({"as_of": summary.as_of.isoformat() + "Z", "run_id": summary.run_id,
+                       "results": [asdict(r) for r in summary.results],
+                       "failed": len(summary.failures)})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="Compact files, expire snapshots, remove orphan files and "
+                                                 "purge old tombstones on every lakehouse table.")
+    parser.add_argument("--as-of", required=True, type=parse_instant,
+                        help="reference time of the retention cut-offs (UTC), e.g. 2024-01-02T00:00:00Z")
+    parser.add_argument("--run-id", required=True, help="the Airflow run id (lineage)")
+    parser.add_argument("--config", help="pipeline configuration file (default include/config/pipeline.yml)")
+    parser.add_argument("--step", action="append", choices=STEPS, dest="steps",
+                        help="run only this step (repeatable; default: all, in order)")
+    parser.add_argument("--table", action="append", dest="tables", metavar="NS.TABLE",
+                        help="maintain only this table (repeatable; default: every lakehouse table)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from cdclake.config import load_config
+    from spark_jobs.session import build_session, settings_from_config
+
+    config = load_config(args.config)
+    steps = tuple(args.steps or STEPS)
+    spark = build_session(settings_from_config(config, app_name=f"cdclake-maintenance-{'-'.join(steps)}"))
+    summary = run(spark, config, args.as_of, args.run_id, steps, tuple(args.tables) if args.tables else None)
+    print(summary_json(summary))
+    for failure in summary.failures:
+        print(f"{failure.step} failed for {failure.table}: {failure.message}", file=sys.stderr)
+    return 1 if summary.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

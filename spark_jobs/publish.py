@@ -1,0 +1,112 @@
+"""Write-audit-publish with Iceberg branches: analysts only ever read hours that passed their gates.
+
+For an hour, every table the hour writes to and analysts read (``cdc.changelog``,
+``cdc.quarantine`` and the ``current.*`` tables compaction touches) gets an audit branch
+``audit_<yyyymmdd>T<hh>`` made from ``main``'s current snapshot (:func:`start_audit`). The jobs
+write the hour to that branch (``normalize.table_ref(table, branch)``), the gates validate the
+branch, and :func:`publish` fast-forwards ``main`` to it and drops it. Spark SQL (``spark.table``,
+``SELECT ... FROM t``) and pyiceberg scans (``cdclake query``) read ``main`` only, so unaudited data
+is never what they see. A failed gate leaves ``main`` untouched and the branch in place for
+inspection (``SELECT ... FROM cdc.changelog.branch_audit_20240301T10``); re-running the hour starts a
+fresh branch, :func:`discard` drops it without publishing.
+
+Why fast-forward always applies: the hourly DAG runs with ``max_active_runs=1``, so the hours of
+one table are audited and published one after the other and nothing commits to ``main`` of these
+tables between an hour's :func:`start_audit` and its :func:`publish` — ``main`` is still an ancestor
+of the branch. Should something have committed to ``main`` anyway (a manual write), Iceberg refuses
+the fast-forward instead of losing that commit; re-run the hour. Operational tables
+(``raw.kafka_messages``, ``ops.*``) are written straight to ``main``: the gates read them and nobody
+needs them hidden.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable, Sequence
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.identifiers import quote_table
+from spark_jobs.tables import CHANGELOG, QUARANTINE
+
+log = logging.getLogger(__name__)
+
+AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # plus the current.* tables an hour touches
+CURRENT_NAMESPACE = "current"
+
+
+def audit_branch(hour: dt.datetime) -> str:
+    """``2024-03-01 10:00`` -> ``audit_20240301T10`` (one branch per hour and table)."""
+    return "audit_" + hour.strftime("%Y%m%dT%H")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def branch_names(spark: SparkSession, table: str) -> set[str]:
+    """The table's branches (``main`` only once it has a snapshot)."""
+    rows = spark.sql(f"SELECT name FROM {quote_table(table)}.refs WHERE type = 'BRANCH'").collect()
+    return {r["name"] for r in rows}
+
+
+def has_branch(spark: SparkSession, table: str, branch: str) -> bool:
+    return branch in branch_names(spark, table)
+
+
+def start_audit(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> str:
+    """(Re)create the hour's audit branch of each table from ``main``'s current snapshot."""
+    branch = audit_branch(hour)
+    for table in tables:
+        t = quote_table(table)
+        if "main" not in branch_names(spark, table):
+            # A table that was never written has no snapshot: commit an empty append so that the
+            # branch and main share an ancestor and main exists for readers (both ends of WAP).
+            spark.sql(f"INSERT INTO {t} SELECT * FROM {t} WHERE false")
+        spark.sql(f"ALTER TABLE {t} DROP BRANCH IF EXISTS `{branch}`")
+        spark.sql(f"ALTER TABLE {t} CREATE BRANCH `{branch}`")
+        log.info("%s: audit branch %s created from main", table, branch)
+    return branch
+
+
+def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> list[str]:
+    """Fast-forward ``main`` of each table to the hour's audit branch, then drop the branch.
+
+    Tables without the branch are skipped (already published, or not written this hour); the
+    tables published are returned.
+    """
+    branch = audit_branch(hour)
+    published = []
+    for table in tables:
+        if not has_branch(spark, table, branch):
+            continue
+        spark.sql(f"CALL system.fast_forward(table => {_literal(table)}, branch => 'main', "
+                  f"to => {_literal(branch)})")
+        spark.sql(f"ALTER TABLE {quote_table(table)} DROP BRANCH IF EXISTS `{branch}`")
+        published.append(table)
+        log.info("%s: main fast-forwarded to %s", table, branch)
+    return published
+
+
+def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> None:
+    """Drop the hour's audit branch of each table; ``main`` stays as it is."""
+    branch = audit_branch(hour)
+    for table in tables:
+        spark.sql(f"ALTER TABLE {quote_table(table)} DROP BRANCH IF EXISTS `{branch}`")
+
+
+def current_tables(spark: SparkSession) -> list[str]:
+    """Every table in the ``current`` namespace (current-state and tombstone tables)."""
+    if not spark.catalog.databaseExists(CURRENT_NAMESPACE):
+        return []
+    rows = spark.sql(f"SHOW TABLES IN `{CURRENT_NAMESPACE}`").collect()
+    return sorted(f"{CURRENT_NAMESPACE}.{r['tableName']}" for r in rows)
+
+
+def audited_tables(spark: SparkSession, hour: dt.datetime,
+                   candidates: Sequence[str] | None = None) -> list[str]:
+    """Tables that hold the hour's audit branch (default candidates: changelog, quarantine, current.*)."""
+    branch = audit_branch(hour)
+    pool = list(candidates) if candidates is not None else [*AUDITED_TABLES, *current_tables(spark)]
+    return [t for t in pool if has_branch(spark, t, branch)]

@@ -1,0 +1,162 @@
+"""Compaction with real Spark and the Iceberg catalog: semantics, schema evolution, order-independence.
+
+The story (``scenario.py``) is written twice: database prefix ``ord`` into ``cdc.changelog`` and
+compacted hour 1, 2, 3 then hour 2 again; prefix ``shuf`` into a second changelog table and
+compacted 3, 1, 2, 3, 1. Both must end value-for-value equal, and equal to the expected rows below.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from spark_jobs.compact import compact_hour
+from spark_jobs.formats.canonical import CHANGE_ROW_DDL
+from tests.compaction.changes import changelog_frame, hour
+from tests.compaction.scenario import scenario
+
+pytestmark = pytest.mark.slow
+
+HOUR0 = 100          # story hour n is landing hour HOUR0 + n
+SHUFFLED_LOG = "cdc.changelog_compaction_test"
+TABLES = ("shop__orders", "shop__audit_log", "shop__trunc", "shop__evolve", "drs__test", "mongo__ljx",
+          "splex__stock")
+
+
+def _write(spark, table: str, prefix: str) -> None:
+    for n, rows in scenario(prefix).items():
+        df = changelog_frame(spark, HOUR0 + n, rows, run_id=f"normalize__{n}")
+        df.writeTo(table).overwrite(F.col("landed_hour") == F.lit(hour(HOUR0 + n)).cast("timestamp"))
+
+
+@pytest.fixture(scope="module")
+def compacted(spark):
+    from spark_jobs.tables import CHANGELOG, ensure_tables
+
+    ensure_tables(spark)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {SHUFFLED_LOG} ({CHANGE_ROW_DDL}) USING iceberg "
+              "PARTITIONED BY (landed_hour)")
+    _write(spark, CHANGELOG, "ord")
+    _write(spark, SHUFFLED_LOG, "shuf")
+    summaries = {}
+    for n in (1, 2, 3, 2):
+        summaries.setdefault(n, []).append(compact_hour(spark, hour(HOUR0 + n), f"compact__{n}"))
+    for n in (3, 1, 2, 3, 1):
+        compact_hour(spark, hour(HOUR0 + n), f"compact__{n}", changelog=SHUFFLED_LOG)
+    return summaries
+
+
+def rows(spark, table: str, drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    df = spark.table(table)
+    return sorted(({k: v for k, v in r.asDict().items() if k not in drop} for r in df.collect()),
+                  key=lambda r: repr(sorted(r.items(), key=lambda kv: kv[0])))
+
+
+def data(spark, table: str) -> list[dict[str, Any]]:
+    """Data columns and the last op, without the other metadata."""
+    keep_meta = {"_cdc_op"}
+    out = []
+    for r in rows(spark, f"current.ord_{table}"):
+        out.append({k: v for k, v in r.items() if not k.startswith("_cdc_") or k in keep_meta})
+    return sorted(out, key=repr)
+
+
+def by_id(spark, table: str) -> dict[Any, dict[str, Any]]:
+    return {r["id"]: r for r in data(spark, table)}
+
+
+def test_only_the_incompatible_table_fails_and_hours_report_ok(compacted):
+    for n, runs in compacted.items():
+        for summary in runs:
+            assert summary.failures == [], (n, summary.failures)
+
+
+def test_several_changes_in_one_hour_collapse(spark, compacted):
+    assert by_id(spark, "shop__orders")[1] == {
+        "id": 1, "name": "c", "amount": Decimal("2.50"), "ts": None, "local": None, "blob": None,
+        "flag": None, "big": None, "_cdc_op": "UPDATE"}
+
+
+def test_older_change_never_overwrites_newer_state(spark, compacted):
+    assert by_id(spark, "shop__orders")[2]["name"] == "new"
+
+
+def test_late_change_never_resurrects_deleted_row(spark, compacted):
+    assert 3 not in by_id(spark, "shop__orders")
+    tombs = rows(spark, "current.ord_shop__orders__tombstones")
+    assert [(t["_cdc_key"], t["_cdc_op"]) for t in tombs] == [('["3"]', "DELETE"), ('["5"]', "DELETE")]
+
+
+def test_partial_images_merge_full_images_replace(spark, compacted):
+    assert by_id(spark, "shop__orders")[4] == {
+        "id": 4, "name": "p2", "amount": Decimal("4.50"), "ts": None, "local": None, "blob": None,
+        "flag": None, "big": None, "_cdc_op": "UPDATE"}
+
+
+def test_update_changing_the_key_moves_the_row(spark, compacted):
+    orders = by_id(spark, "shop__orders")
+    assert 5 not in orders
+    assert orders[6]["name"] == "mover" and orders[6]["amount"] == Decimal("5.00")
+
+
+def test_snapshot_rows_upsert(spark, compacted):
+    assert by_id(spark, "shop__orders")[7]["name"] == "snap2"
+    assert by_id(spark, "shop__orders")[7]["_cdc_op"] == "SNAPSHOT"
+
+
+def test_redelivered_duplicate_applies_once(spark, compacted):
+    assert by_id(spark, "shop__orders")[8]["name"] == "v2"
+
+
+def test_typed_columns_and_long_beyond_int64(spark, compacted):
+    types = {f.name: f.dataType.simpleString() for f in spark.table("current.ord_shop__orders").schema}
+    assert {k: types[k] for k in ("id", "name", "amount", "ts", "local", "blob", "flag", "big")} == {
+        "id": "bigint", "name": "string", "amount": "decimal(10,2)", "ts": "timestamp",
+        "local": "timestamp_ntz", "blob": "binary", "flag": "boolean", "big": "decimal(20,0)"}
+    assert by_id(spark, "shop__orders")[9]["big"] == Decimal("18446744073709551615")
+    spark.sql("SELECT 1").collect()
+    orders = [r for r in rows(spark, "current.ord_shop__orders") if r["id"] == 1]
+    assert orders[0]["ts"] is None  # the full update at t(2) replaced the insert's columns
+
+
+def test_whole_orders_table(spark, compacted):
+    assert [(r["id"], r["name"]) for r in sorted(data(spark, "shop__orders"), key=lambda r: r["id"])] == [
+        (1, "c"), (2, "new"), (4, "p2"), (6, "mover"), (7, "snap2"), (8, "v2"), (9, "huge")]
+
+
+def test_keyless_table_is_a_multiset(spark, compacted):
+    got = sorted((r["who"], r["n"]) for r in data(spark, "shop__audit_log"))
+    assert got == [("ann", 1), ("bob", 3)]
+
+
+def test_truncate_empties_table_and_earlier_changes_never_return(spark, compacted):
+    assert data(spark, "shop__trunc") == [{"id": 3, "v": "c", "_cdc_op": "INSERT"}]
+
+
+def test_ddl_adds_column_and_decimal_widens(spark, compacted):
+    types = {f.name: f.dataType.simpleString() for f in spark.table("current.ord_shop__evolve").schema}
+    assert (types["b"], types["d"]) == ("bigint", "decimal(12,2)")
+    assert data(spark, "shop__evolve") == [
+        {"id": 1, "a": "x", "b": 5, "d": Decimal("1.25"), "_cdc_op": "UPDATE"},
+        {"id": 2, "a": "y", "b": 7, "d": Decimal("2.50"), "_cdc_op": "INSERT"}]
+
+
+def test_manual_examples(spark, compacted):
+    drs = data(spark, "drs__test")
+    assert [(r["id"], r["c3"], r["c5"], r["c4"]) for r in drs] == [
+        (104, 103, dt.datetime(2021, 6, 25, 9, 51, 53, 201000), dt.datetime(2021, 6, 25, 17, 51, 53))]
+    assert drs[0]["c12"][:5] == b"jgojg"
+    assert data(spark, "mongo__ljx") == [
+        {"_id": "64650cf67dc36a464e76e583", "c1": None, "column1": "aaa", "tags": '["mongodb","database","NoSQL"]',
+         "_cdc_op": "UPDATE"}]
+    assert data(spark, "splex__stock") == [{"sku": "A-1", "qty": "4", "_cdc_op": "UPDATE"}]
+
+
+def test_any_order_and_reruns_give_the_same_tables(spark, compacted):
+    for table in TABLES:
+        for suffix in ("", "__tombstones"):
+            assert rows(spark, f"current.shuf_{table}{suffix}") == rows(spark, f"current.ord_{table}{suffix}"), table

@@ -1,0 +1,124 @@
+"""DAG integrity, per file in dags/: imports cleanly with no connection, Variable or network access at
+parse time, one @dag named like its file, tags and docs, and every task follows cdclake.dag_defaults
+(gates never retry, I/O tasks retry; Spark jobs run in the lakehouse write pool)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cdclake.dag_defaults import LAKEHOUSE_WRITES_POOL, RETRY_POLICY, task_kind
+from tests.dags.conftest import DAGS_FOLDER
+
+DAG_FILES = sorted(p for p in DAGS_FOLDER.glob("*.py") if not p.name.startswith("_"))
+
+
+class ParseTimeLookup(AssertionError):
+    """A DAG file touched a connection, Variable or the network while being parsed."""
+
+
+def _forbid(what: str) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ParseTimeLookup(f"{what} at DAG parse time ({args[1:] or kwargs}); move it into a task")
+    return refuse
+
+
+@pytest.fixture(scope="module")
+def parse_bag():
+    """Parse one DAG file (or the folder) with lookups and the network forbidden."""
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.connection import Connection as ModelConnection
+    from airflow.models.variable import Variable as ModelVariable
+    from airflow.sdk import BaseHook, Connection, Variable
+
+    bags: dict[Path, Any] = {}
+
+    def parse(path: Path):
+        if path not in bags:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(BaseHook, "get_connection", classmethod(_forbid("BaseHook.get_connection")))
+                patch.setattr(Connection, "get", classmethod(_forbid("Connection.get")))
+                patch.setattr(Variable, "get", classmethod(_forbid("Variable.get")))
+                patch.setattr(ModelConnection, "get_connection_from_secrets",
+                              classmethod(_forbid("Connection.get_connection_from_secrets")))
+                patch.setattr(ModelVariable, "get", classmethod(_forbid("Variable.get")))
+                patch.setattr(socket.socket, "connect", _forbid("a network connection"))
+                patch.setattr(socket, "create_connection", _forbid("a network connection"))
+                bags[path] = DagBag(dag_folder=str(path), safe_mode=False)
+        return bags[path]
+
+    return parse
+
+
+def test_dags_folder_has_dag_files():
+    assert DAG_FILES, f"no DAG files in {DAGS_FOLDER}"
+
+
+def test_whole_folder_imports_without_errors(parse_bag):
+    bag = parse_bag(DAGS_FOLDER)
+    assert bag.import_errors == {}
+    assert sorted(bag.dag_ids) == sorted(p.stem for p in DAG_FILES)
+
+
+@pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
+def test_imports_cleanly_one_dag_named_like_its_file(parse_bag, path: Path):
+    bag = parse_bag(path)
+    assert bag.import_errors == {}, f"{path.name} failed to import: {bag.import_errors}"
+    assert list(bag.dags) == [path.stem], f"{path.name} must define exactly one DAG, dag_id {path.stem!r}"
+
+
+@pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
+def test_has_tags_docs_and_owner(parse_bag, path: Path):
+    for dag in parse_bag(path).dags.values():
+        assert dag.tags, f"{dag.dag_id} has no tags"
+        assert "cdclake" in dag.tags
+        assert dag.doc_md and dag.doc_md.strip(), f"{dag.dag_id} has no doc_md (use doc_md=__doc__)"
+        assert dag.catchup is False or dag.max_active_runs is not None
+
+
+@pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
+def test_retry_policy_per_kind_of_task(parse_bag, path: Path):
+    for dag in parse_bag(path).dags.values():
+        assert dag.tasks, f"{dag.dag_id} has no tasks"
+        for task in dag.tasks:
+            kind = task_kind(task.task_id)
+            policy = RETRY_POLICY[kind]
+            where = f"{dag.dag_id}.{task.task_id} ({kind})"
+            assert task.retries == policy["retries"], f"{where}: retries {task.retries}, policy {policy}"
+            if kind == "gate":
+                assert task.retries == 0, f"{where}: quality gates never retry"
+            else:
+                assert task.retries > 0, f"{where}: I/O tasks retry"
+                assert task.retry_delay == policy["retry_delay"], where
+
+
+@pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
+def test_spark_jobs_commit_in_the_write_pool(parse_bag, path: Path):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    for dag in parse_bag(path).dags.values():
+        for task in dag.tasks:
+            if not isinstance(task, SparkSubmitOperator):
+                continue
+            where = f"{dag.dag_id}.{task.task_id}"
+            assert task.pool == LAKEHOUSE_WRITES_POOL, f"{where}: Spark jobs write Iceberg tables"
+            assert task._conn_id == "spark_default", where
+            assert Path(task.application).is_file(), f"{where}: no such application {task.application}"
+            assert task.jars and task.jars.endswith("/spark/*.jar"), f"{where}: pass the project's jars"
+
+
+@pytest.mark.parametrize("lookup", [
+    "from airflow.sdk import Variable\nVariable.get('x')",
+    "from airflow.sdk import BaseHook\nBaseHook.get_connection('kafka_default')",
+    "import socket\nsocket.create_connection(('localhost', 9092))",
+])
+def test_parse_time_lookups_are_caught(parse_bag, tmp_path: Path, lookup: str):
+    """The guard above works: a DAG file doing a lookup at parse time is an import error."""
+    dag_file = tmp_path / "bad_dag.py"
+    dag_file.write_text(f"from airflow.sdk import dag\n{lookup}\n\n@dag(schedule=None)\ndef bad_dag():\n"
+                        "    pass\n\nbad_dag()\n")
+    bag = parse_bag(dag_file)
+    assert "ParseTimeLookup" in str(bag.import_errors) or "parse time" in str(bag.import_errors)
