@@ -25,7 +25,13 @@ import pendulum
 from airflow.sdk import Asset, Param, chain, dag, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
-from cdclake.dag_defaults import DEFAULT_ARGS, gate_args, io_args, lakehouse_write_args
+from cdclake.dag_defaults import (
+    DEFAULT_ARGS,
+    LAKEHOUSE_WRITES_POOL,
+    gate_args,
+    io_args,
+    lakehouse_write_args,
+)
 from cdclake_airflow.operators import AUDIT_BRANCH_TEMPLATE, CdclakeSparkJobOperator
 
 RAW = Asset("iceberg://lakehouse/raw/kafka_messages")
@@ -33,6 +39,8 @@ CHANGELOG = Asset("iceberg://lakehouse/cdc/changelog")
 QUARANTINE = Asset("iceberg://lakehouse/cdc/quarantine")
 CURRENT = Asset("iceberg://lakehouse/current")
 BRANCH_ARGS = ["--branch", AUDIT_BRANCH_TEMPLATE]
+# Gates record their results in ops.gate_results: an Iceberg commit, so they share the write pool.
+GATE_ARGS = gate_args(pool=LAKEHOUSE_WRITES_POOL)
 
 
 @dag(
@@ -58,17 +66,17 @@ def cdclake_hourly() -> None:
         task_id="land", job="land", outlets=[RAW],
         extra_args=["--plan-file", "{{ ti.xcom_pull(task_ids='plan') }}"], **lakehouse_write_args())
     validate_raw = CdclakeSparkJobOperator(
-        task_id="validate_raw", job="validate", extra_args=["--stage", "raw"], **gate_args())
+        task_id="validate_raw", job="validate", extra_args=["--stage", "raw"], **GATE_ARGS)
     normalize = CdclakeSparkJobOperator(
         task_id="normalize", job="normalize", extra_args=BRANCH_ARGS, **lakehouse_write_args())
     validate_changelog = CdclakeSparkJobOperator(
         task_id="validate_changelog", job="validate", extra_args=["--stage", "changelog", *BRANCH_ARGS],
-        **gate_args())
+        **GATE_ARGS)
     compact = CdclakeSparkJobOperator(
         task_id="compact", job="compact", extra_args=BRANCH_ARGS, **lakehouse_write_args())
     validate_current = CdclakeSparkJobOperator(
         task_id="validate_current", job="validate", extra_args=["--stage", "current", *BRANCH_ARGS],
-        **gate_args())
+        **GATE_ARGS)
     publish = CdclakeSparkJobOperator(
         task_id="publish", job="publish", extra_args=BRANCH_ARGS, outlets=[CHANGELOG, QUARANTINE, CURRENT],
         **lakehouse_write_args())

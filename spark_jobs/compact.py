@@ -258,7 +258,8 @@ def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> 
     seen: set[tuple[Any, ...]] = set()
     ordered = []
     for ev in sorted(events, key=lambda e: (e["order_key"], e["part"], e["kind"])):
-        identity = (ev["kafka_topic"], ev["kafka_partition"], ev["kafka_offset"], ev["record_index"], ev["part"])
+        identity = (ev["kafka_topic"], ev["kafka_partition"], ev["kafka_offset"], ev["record_index"],
+                    ev["part"])
         if identity not in seen:
             seen.add(identity)
             ordered.append(ev)
@@ -289,6 +290,8 @@ def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> 
         else:  # partial image onto a present row
             values.update(image)
             set_cols |= set(image)
+    if exists is False:
+        result["op"] = "DELETE"  # a tombstone, whether a DELETE or a key-moving UPDATE made it
     return {**result, "deleted": exists is False, "replace": replace,
             "set_cols": None if replace else json.dumps(sorted(set_cols)),
             "vals": json.dumps(values, ensure_ascii=False), "count": 0 if exists is False else 1}
@@ -365,7 +368,8 @@ def declared_columns(changes: DataFrame) -> dict[tuple[str | None, str | None], 
     ddl_rows = changes.where(F.col("op") == "DDL").select("database", "table_name", "ddl").collect()
     result: dict[tuple[str | None, str | None], dict[str, str | None]] = {}
     pairs = [(r["database"], r["table_name"], r["col"], r["logical"]) for r in rows]
-    pairs += [(r["database"], r["table_name"], c, t) for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])]
+    pairs += [(r["database"], r["table_name"], c, t)
+              for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])]
     for database, table, column, logical in sorted(pairs, key=lambda p: tuple(str(x) for x in p)):
         columns = result.setdefault((database, table), {})
         where = f"{source_label(database, table)} column {column!r}"
@@ -490,7 +494,8 @@ def _typed_source(results: DataFrame, columns: dict[str, str]) -> DataFrame:
         F.col("count").alias("_m_count"), F.col("stored_count").alias("_m_stored_count"))
 
 
-def check_values(spark: SparkSession, table: str, results: DataFrame, columns: dict[str, str]) -> dict[str, str]:
+def check_values(spark: SparkSession, table: str, results: DataFrame,
+                 columns: dict[str, str]) -> dict[str, str]:
     """Widen bigint columns whose new values exceed int64; fail on values that fit no column type.
 
     Returns the (possibly widened) columns.

@@ -149,9 +149,9 @@ def suite_parameters(config: object) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------- context
 
 class GateRunner:
-    """A GX file context under ``gx_root`` and the Spark session whose DataFrames it validates."""
+    """A GX file context (``<project_root>/gx``) and the Spark session whose DataFrames it validates."""
 
-    def __init__(self, spark: SparkSession, gx_root: Path) -> None:
+    def __init__(self, spark: SparkSession, project_root: Path) -> None:
         os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
         logging.getLogger("great_expectations").setLevel(logging.WARNING)
         import great_expectations as gx
@@ -159,8 +159,8 @@ class GateRunner:
 
         self.spark = spark
         self.gx = gx
-        gx_root.mkdir(parents=True, exist_ok=True)
-        self.context = gx.get_context(mode="file", project_root_dir=str(gx_root))
+        project_root.mkdir(parents=True, exist_ok=True)
+        self.context = gx.get_context(mode="file", project_root_dir=str(project_root))
         self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE)
 
@@ -328,7 +328,7 @@ def run_gate(spark: SparkSession, config: object, stage: str, hour: dt.datetime,
     """Validate ``stage`` of ``hour``, record results (``ops.gate_results``, Data Docs), raise on failure."""
     suites = load_suite(stage, suites_dir)
     ensure_tables(spark)
-    runner = runner or gate_runner(spark, Path(config.home) / "gx")  # type: ignore[attr-defined]
+    runner = runner or gate_runner(spark, Path(config.home))  # type: ignore[attr-defined]
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     targets = _current_targets(spark, hour, branch, tables) if stage == "current" else []
     if stage == "current" and not targets:
@@ -351,11 +351,11 @@ def run_gate(spark: SparkSession, config: object, stage: str, hour: dt.datetime,
 _RUNNERS: dict[tuple[int, str], GateRunner] = {}
 
 
-def gate_runner(spark: SparkSession, gx_root: Path) -> GateRunner:
-    """One GX context per session and folder (building a context reads its whole folder)."""
-    key = (id(spark), str(gx_root))
+def gate_runner(spark: SparkSession, project_root: Path) -> GateRunner:
+    """One GX context per session and state folder (building a context reads its whole folder)."""
+    key = (id(spark), str(project_root))
     if key not in _RUNNERS:
-        _RUNNERS[key] = GateRunner(spark, gx_root)
+        _RUNNERS[key] = GateRunner(spark, project_root)
     return _RUNNERS[key]
 
 

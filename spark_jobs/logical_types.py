@@ -5,15 +5,18 @@ Mapping (the type of a column is a function of its declared types, never of proc
 | logical | Spark | from canonical text |
 |---|---|---|
 | ``STRING``, ``JSON``, ``TIME``, unknown labels | ``string`` | as is |
-| ``LONG`` | ``bigint``; a value beyond int64 widens the column to ``decimal(20,0)`` (or ``(38,0)``) | ``try_cast`` |
-| ``DECIMAL(p,s)``, p <= 38 | ``decimal(p,s)`` | ``try_cast`` (exact: canonical text keeps every digit) |
-| ``DECIMAL(p,s)``, p > 38, and bare ``DECIMAL`` (no precision) | ``string`` | as is — Spark decimals stop at 38 digits and 700-digit values occur; a bare DECIMAL has no scale to fix, so the exact text is kept rather than rounded |
-| ``DOUBLE`` | ``double`` | ``try_cast`` |
-| ``BOOLEAN`` | ``boolean`` | ``try_cast`` |
-| ``DATE`` | ``date`` | ``try_cast`` |
+| ``LONG`` | ``bigint`` (see below) | ``try_cast`` |
+| ``DECIMAL(p,s)``, p <= 38 | ``decimal(p,s)`` | ``try_cast`` (exact) |
+| ``DECIMAL(p,s)``, p > 38; bare ``DECIMAL`` | ``string`` | as is (see below) |
+| ``DOUBLE`` / ``BOOLEAN`` / ``DATE`` | ``double`` / ``boolean`` / ``date`` | ``try_cast`` |
 | ``TIMESTAMP`` (instant) | ``timestamp`` | ISO-8601 with ``Z`` |
 | ``TIMESTAMP_NTZ`` (wall clock) | ``timestamp_ntz`` | wall-clock text |
 | ``BINARY`` | ``binary`` | base64 (``try_to_binary``) |
+
+A ``LONG`` value beyond int64 (unsigned BIGINT) widens its column to ``decimal(20,0)`` (or
+``decimal(38,0)``). Spark decimals stop at 38 digits and 700-digit values occur, so a DECIMAL
+beyond precision 38 stays ``string`` (exact text, never rounded); a bare ``DECIMAL`` without
+precision has no scale to fix and is kept as exact text as well.
 
 A column that no change ever declares a type for is ``string``. Types of one column seen in
 different changes are joined with :func:`widen`: equal types stay; ``bigint`` and decimals widen to

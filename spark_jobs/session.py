@@ -13,6 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import SparkSession
 
@@ -35,14 +36,27 @@ class SparkSettings:
 
 
 def jdbc_url(catalog_uri: str) -> str:
-    """``sqlite:///path`` (pyiceberg's form) -> ``jdbc:sqlite:/path`` (Iceberg JdbcCatalog's)."""
+    """``sqlite:///path`` (pyiceberg's form) -> ``jdbc:sqlite:/path`` (Iceberg JdbcCatalog's);
+    ``postgresql://user:pw@host/db`` -> ``jdbc:postgresql://host/db`` (credentials: jdbc_credentials)."""
     if catalog_uri.startswith("jdbc:"):
         return catalog_uri
     if catalog_uri.startswith("sqlite:///"):
-        return "jdbc:sqlite:" + catalog_uri[len("sqlite://"):]
-    if catalog_uri.startswith(("postgresql://", "postgresql+psycopg2://")):
-        return "jdbc:postgresql://" + catalog_uri.split("://", 1)[1].split("@")[-1]
+        return "jdbc:sqlite:" + catalog_uri[len("sqlite:///"):]
+    if catalog_uri.startswith(("postgresql://", "postgresql+psycopg2://", "postgresql+psycopg://")):
+        parts = urlsplit(catalog_uri)
+        return "jdbc:postgresql://" + parts.netloc.rsplit("@", 1)[-1] + parts.path
     raise ValueError(f"unsupported catalog uri {catalog_uri!r}")
+
+
+def jdbc_credentials(catalog_uri: str) -> dict[str, str]:
+    """User and password embedded in a SQLAlchemy-style catalog URI, if any."""
+    parts = urlsplit(catalog_uri)
+    out = {}
+    if parts.username:
+        out["user"] = unquote(parts.username)
+    if parts.password:
+        out["password"] = unquote(parts.password)
+    return out
 
 
 def spark_jars(jars_folder: Path) -> tuple[str, ...]:
@@ -64,6 +78,7 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
         f"{cat}.uri": jdbc_url(settings.catalog_uri),
         f"{cat}.warehouse": settings.warehouse,
         f"{cat}.jdbc.schema-version": "V1",
+        **{f"{cat}.jdbc.{k}": v for k, v in jdbc_credentials(settings.catalog_uri).items()},
         "spark.sql.defaultCatalog": settings.catalog_name,
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "4",
@@ -90,8 +105,16 @@ def build_session(settings: SparkSettings) -> SparkSession:
     time.tzset()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
-    for key, value in session_conf(settings).items():
+    builder = SparkSession.builder.appName(settings.app_name)
+    conf = session_conf(settings)
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # Under spark-submit the JVM is already running with the submitter's --master, --jars
+        # and driver memory (from the spark_default connection): don't override them.
+        for launch_only in ("spark.jars", "spark.driver.memory"):
+            conf.pop(launch_only, None)
+    else:
+        builder = builder.master(settings.master)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

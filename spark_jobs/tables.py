@@ -104,8 +104,10 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     (CHANGELOG, CHANGE_ROW_DDL, "landed_hour",
      "database, table_name, event_time, kafka_partition, kafka_offset, record_index"),
     (QUARANTINE, QUARANTINE_DDL, "landed_hour", "kafka_topic, kafka_partition, kafka_offset"),
-    (RUN_STATS, RUN_STATS_DDL, "", "landed_hour, stage, topic"),
-    (GATE_RESULTS, GATE_RESULTS_DDL, "", "landed_hour, stage"),
+    # Partitioned by what their writers replace (hour, stage), so an overwrite drops whole
+    # files: Iceberg refuses a filtered overwrite that would split a file.
+    (RUN_STATS, RUN_STATS_DDL, "landed_hour, stage", "landed_hour, stage, topic"),
+    (GATE_RESULTS, GATE_RESULTS_DDL, "landed_hour, stage", "landed_hour, stage"),
 )
 
 

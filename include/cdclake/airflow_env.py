@@ -76,4 +76,15 @@ def ensure_airflow_db(config: PipelineConfig) -> None:
                             capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SetupError(f"airflow db migrate failed: {result.stderr.strip()[-1500:]}")
+    from cdclake.dag_defaults import (
+        LAKEHOUSE_WRITES_POOL,
+        LAKEHOUSE_WRITES_POOL_DESCRIPTION,
+        LAKEHOUSE_WRITES_POOL_SLOTS,
+    )
+
+    pool = subprocess.run([airflow_binary(), "pools", "set", LAKEHOUSE_WRITES_POOL,
+                           str(LAKEHOUSE_WRITES_POOL_SLOTS), LAKEHOUSE_WRITES_POOL_DESCRIPTION],
+                          env=airflow_env(config), capture_output=True, text=True, check=False)
+    if pool.returncode != 0:
+        raise SetupError(f"creating the Airflow pool failed: {pool.stderr.strip()[-1500:]}")
     marker.write_text("ok\n")

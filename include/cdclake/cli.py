@@ -92,6 +92,15 @@ def _run_commands(commands: argparse._SubParsersAction) -> None:
 _EXTRA_COMMANDS.append(_run_commands)
 
 
+def _query_commands(commands: argparse._SubParsersAction) -> None:
+    from cdclake.query import register
+
+    register(commands)
+
+
+_EXTRA_COMMANDS.append(_query_commands)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:

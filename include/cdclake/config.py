@@ -4,7 +4,8 @@ Configuration enters once (file + ``CDCLAKE_*`` environment variables) and is pa
 :class:`PipelineConfig`; transforms never read the environment themselves.
 
 Environment overrides: ``CDCLAKE_KAFKA_BOOTSTRAP``, ``CDCLAKE_KAFKA_PORT``,
-``CDCLAKE_CATALOG_URI``, ``CDCLAKE_WAREHOUSE``, ``CDCLAKE_SPARK_MASTER``, ``CDCLAKE_HOME``
+``CDCLAKE_CATALOG_URI``, ``CDCLAKE_WAREHOUSE``, ``CDCLAKE_SPARK_MASTER``, ``CDCLAKE_SPARK_CONF``
+(``key=value,key=value`` merged over ``spark.conf``), ``CDCLAKE_HOME``
 (state folder) and ``CDCLAKE_CONFIG`` (this file's path).
 """
 
@@ -112,7 +113,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         warehouse=env.get("CDCLAKE_WAREHOUSE") or catalog.get("warehouse") or f"file://{home}/warehouse",
         spark_master=env.get("CDCLAKE_SPARK_MASTER") or spark.get("master") or "local[2]",
         spark_driver_memory=str(spark.get("driver_memory") or "4g"),
-        spark_conf={str(k): str(v) for k, v in (spark.get("conf") or {}).items()},
+        spark_conf={**{str(k): str(v) for k, v in (spark.get("conf") or {}).items()},
+                    **_conf_pairs(env.get("CDCLAKE_SPARK_CONF") or "")},
         topics=topics,
         gates=GateConfig(**{k: v for k, v in gates.items() if k in GateConfig.__dataclass_fields__}),
         tombstone_retention_days=int((raw.get("compaction") or {}).get("tombstone_retention_days", 7)),
@@ -120,6 +122,20 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         home=home,
         maintenance=_maintenance(raw.get("maintenance") or {}),
     )
+
+
+def _conf_pairs(text: str) -> dict[str, str]:
+    """``CDCLAKE_SPARK_CONF``: ``key=value`` pairs separated by commas or new lines (e.g. S3 endpoint)."""
+    pairs: dict[str, str] = {}
+    for item in (part.strip() for part in text.replace("\n", ",").split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"CDCLAKE_SPARK_CONF entry {item!r} is not key=value "
+                              "(e.g. spark.hadoop.fs.s3a.endpoint=http://minio:9000)")
+        pairs[key.strip()] = value.strip()
+    return pairs
 
 
 def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:

@@ -11,6 +11,12 @@ within a partition, a late message (old timestamp, new offset) lands in the hour
 in, not the hour its timestamp names. Offsets before ``offset_for_time(start)`` all carry
 timestamps before ``start``; that is what makes the retention check below sound.
 
+Transactions: commit/abort markers take offsets and carry the *broker's* clock. A transactional
+producer that sets old CreateTimes therefore sees its messages land in the hour of the commit
+marker (the first offset at or after the next hour's start may be that marker). Producers that use
+the current time are unaffected. Offsets of markers and aborted messages are inside the planned
+ranges but never land (``read_committed``), so landed counts can be below ``end - start``.
+
 Retention: ``offsetsForTimes`` on a truncated log answers with the first offset still held, so a
 deleted hour plans as an empty range. :func:`check_continuity` therefore compares each range with
 the low watermark *and* with the offset ledger (the record of what earlier hours landed): a range

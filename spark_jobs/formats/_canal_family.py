@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from decimal import InvalidOperation
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from spark_jobs.formats import errors

@@ -14,7 +14,6 @@ from spark_jobs.formats.base import Decoder, pair_update_halves
 from spark_jobs.formats.canonical import TIME_FIELDS, RawMessage
 from spark_jobs.formats.errors import DecodeError
 
-
 # Times every consumer (Spark, Arrow, Python datetime) can hold: 0001-01-01 .. 9999-12-31.
 MIN_MICROS = -62_135_596_800_000_000
 MAX_MICROS = 253_402_300_799_999_999

@@ -13,8 +13,8 @@ import binascii
 import json
 import re
 from datetime import UTC, datetime, timedelta, tzinfo
-from functools import lru_cache
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 

@@ -32,17 +32,36 @@ def micros(moment: dt.datetime) -> int:
 class Changes:
     """Change rows for one source table; each call takes the next Kafka offset unless given one."""
 
-    def __init__(self, database: str, table: str, keys: list[str] | None = None,
-                 types: dict[str, str] | None = None, topic: str = "cdc.test", fmt: str = "test") -> None:
+    def __init__(
+        self,
+        database: str,
+        table: str,
+        keys: list[str] | None = None,
+        types: dict[str, str] | None = None,
+        topic: str = "cdc.test",
+        fmt: str = "test",
+    ) -> None:
         self.database, self.table, self.keys = database, table, keys or []
         self.types, self.topic, self.fmt = types or {}, topic, fmt
         self.offset = 0
 
-    def row(self, op: str, *, after: dict[str, Any] | None = None, before: dict[str, Any] | None = None,
-            full: bool = True, at: dt.datetime | None = None, seq: int | None = None,
-            offset: int | None = None, partition: int = 0, record_index: int = 0,
-            row_key: str | None = None, ddl: str | None = None, types: dict[str, str] | None = None,
-            keys: list[str] | None = None) -> dict[str, Any]:
+    def row(
+        self,
+        op: str,
+        *,
+        after: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        full: bool = True,
+        at: dt.datetime | None = None,
+        seq: int | None = None,
+        offset: int | None = None,
+        partition: int = 0,
+        record_index: int = 0,
+        row_key: str | None = None,
+        ddl: str | None = None,
+        types: dict[str, str] | None = None,
+        keys: list[str] | None = None,
+    ) -> dict[str, Any]:
         if offset is None:
             offset, self.offset = self.offset, self.offset + 1
         keys = self.keys if keys is None else keys
@@ -53,10 +72,22 @@ class Changes:
         message = RawMessage(value=b"", topic=self.topic, partition=partition, offset=offset)
         column_types = dict(self.types if types is None else types)
         return new_change_row(
-            self.fmt, message, record_index, database=self.database, table_name=self.table, op=op,
-            primary_key_columns=list(keys), row_key=row_key, before=before, after=after,
-            after_is_full=full, column_types=column_types,
-            event_time=micros(at or BASE), source_sequence=None if seq is None else f"{seq:020d}", ddl=ddl)
+            self.fmt,
+            message,
+            record_index,
+            database=self.database,
+            table_name=self.table,
+            op=op,
+            primary_key_columns=list(keys),
+            row_key=row_key,
+            before=before,
+            after=after,
+            after_is_full=full,
+            column_types=column_types,
+            event_time=micros(at or BASE),
+            source_sequence=None if seq is None else f"{seq:020d}",
+            ddl=ddl,
+        )
 
 
 def write_hour(spark: SparkSession, n: int, rows: list[dict[str, Any]], run_id: str = "normalize__1") -> None:

@@ -2,7 +2,7 @@
 
 The story (``scenario.py``) is written twice: database prefix ``ord`` into ``cdc.changelog`` and
 compacted hour 1, 2, 3 then hour 2 again; prefix ``shuf`` into a second changelog table and
-compacted 3, 1, 2, 3, 1. Both must end value-for-value equal, and equal to the expected rows below.
+compacted 3, 1, 2, 1. Both must end value-for-value equal, and equal to the expected rows below.
 """
 
 from __future__ import annotations
@@ -21,10 +21,17 @@ from tests.compaction.scenario import scenario
 
 pytestmark = pytest.mark.slow
 
-HOUR0 = 100          # story hour n is landing hour HOUR0 + n
+HOUR0 = 100  # story hour n is landing hour HOUR0 + n
 SHUFFLED_LOG = "cdc.changelog_compaction_test"
-TABLES = ("shop__orders", "shop__audit_log", "shop__trunc", "shop__evolve", "drs__test", "mongo__ljx",
-          "splex__stock")
+TABLES = (
+    "shop__orders",
+    "shop__audit_log",
+    "shop__trunc",
+    "shop__evolve",
+    "drs__test",
+    "mongo__ljx",
+    "splex__stock",
+)
 
 
 def _write(spark, table: str, prefix: str) -> None:
@@ -38,22 +45,26 @@ def compacted(spark):
     from spark_jobs.tables import CHANGELOG, ensure_tables
 
     ensure_tables(spark)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {SHUFFLED_LOG} ({CHANGE_ROW_DDL}) USING iceberg "
-              "PARTITIONED BY (landed_hour)")
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {SHUFFLED_LOG} ({CHANGE_ROW_DDL}) USING iceberg "
+        "PARTITIONED BY (landed_hour)"
+    )
     _write(spark, CHANGELOG, "ord")
     _write(spark, SHUFFLED_LOG, "shuf")
     summaries = {}
     for n in (1, 2, 3, 2):
         summaries.setdefault(n, []).append(compact_hour(spark, hour(HOUR0 + n), f"compact__{n}"))
-    for n in (3, 1, 2, 3, 1):
+    for n in (3, 1, 2, 1):
         compact_hour(spark, hour(HOUR0 + n), f"compact__{n}", changelog=SHUFFLED_LOG)
     return summaries
 
 
 def rows(spark, table: str, drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     df = spark.table(table)
-    return sorted(({k: v for k, v in r.asDict().items() if k not in drop} for r in df.collect()),
-                  key=lambda r: repr(sorted(r.items(), key=lambda kv: kv[0])))
+    return sorted(
+        ({k: v for k, v in r.asDict().items() if k not in drop} for r in df.collect()),
+        key=lambda r: repr(sorted(r.items(), key=lambda kv: kv[0])),
+    )
 
 
 def data(spark, table: str) -> list[dict[str, Any]]:
@@ -77,8 +88,16 @@ def test_only_the_incompatible_table_fails_and_hours_report_ok(compacted):
 
 def test_several_changes_in_one_hour_collapse(spark, compacted):
     assert by_id(spark, "shop__orders")[1] == {
-        "id": 1, "name": "c", "amount": Decimal("2.50"), "ts": None, "local": None, "blob": None,
-        "flag": None, "big": None, "_cdc_op": "UPDATE"}
+        "id": 1,
+        "name": "c",
+        "amount": Decimal("2.50"),
+        "ts": None,
+        "local": None,
+        "blob": None,
+        "flag": None,
+        "big": None,
+        "_cdc_op": "UPDATE",
+    }
 
 
 def test_older_change_never_overwrites_newer_state(spark, compacted):
@@ -93,8 +112,16 @@ def test_late_change_never_resurrects_deleted_row(spark, compacted):
 
 def test_partial_images_merge_full_images_replace(spark, compacted):
     assert by_id(spark, "shop__orders")[4] == {
-        "id": 4, "name": "p2", "amount": Decimal("4.50"), "ts": None, "local": None, "blob": None,
-        "flag": None, "big": None, "_cdc_op": "UPDATE"}
+        "id": 4,
+        "name": "p2",
+        "amount": Decimal("4.50"),
+        "ts": None,
+        "local": None,
+        "blob": None,
+        "flag": None,
+        "big": None,
+        "_cdc_op": "UPDATE",
+    }
 
 
 def test_update_changing_the_key_moves_the_row(spark, compacted):
@@ -115,8 +142,15 @@ def test_redelivered_duplicate_applies_once(spark, compacted):
 def test_typed_columns_and_long_beyond_int64(spark, compacted):
     types = {f.name: f.dataType.simpleString() for f in spark.table("current.ord_shop__orders").schema}
     assert {k: types[k] for k in ("id", "name", "amount", "ts", "local", "blob", "flag", "big")} == {
-        "id": "bigint", "name": "string", "amount": "decimal(10,2)", "ts": "timestamp",
-        "local": "timestamp_ntz", "blob": "binary", "flag": "boolean", "big": "decimal(20,0)"}
+        "id": "bigint",
+        "name": "string",
+        "amount": "decimal(10,2)",
+        "ts": "timestamp",
+        "local": "timestamp_ntz",
+        "blob": "binary",
+        "flag": "boolean",
+        "big": "decimal(20,0)",
+    }
     assert by_id(spark, "shop__orders")[9]["big"] == Decimal("18446744073709551615")
     spark.sql("SELECT 1").collect()
     orders = [r for r in rows(spark, "current.ord_shop__orders") if r["id"] == 1]
@@ -125,7 +159,14 @@ def test_typed_columns_and_long_beyond_int64(spark, compacted):
 
 def test_whole_orders_table(spark, compacted):
     assert [(r["id"], r["name"]) for r in sorted(data(spark, "shop__orders"), key=lambda r: r["id"])] == [
-        (1, "c"), (2, "new"), (4, "p2"), (6, "mover"), (7, "snap2"), (8, "v2"), (9, "huge")]
+        (1, "c"),
+        (2, "new"),
+        (4, "p2"),
+        (6, "mover"),
+        (7, "snap2"),
+        (8, "v2"),
+        (9, "huge"),
+    ]
 
 
 def test_keyless_table_is_a_multiset(spark, compacted):
@@ -142,21 +183,41 @@ def test_ddl_adds_column_and_decimal_widens(spark, compacted):
     assert (types["b"], types["d"]) == ("bigint", "decimal(12,2)")
     assert data(spark, "shop__evolve") == [
         {"id": 1, "a": "x", "b": 5, "d": Decimal("1.25"), "_cdc_op": "UPDATE"},
-        {"id": 2, "a": "y", "b": 7, "d": Decimal("2.50"), "_cdc_op": "INSERT"}]
+        {"id": 2, "a": "y", "b": 7, "d": Decimal("2.50"), "_cdc_op": "INSERT"},
+    ]
 
 
 def test_manual_examples(spark, compacted):
     drs = data(spark, "drs__test")
     assert [(r["id"], r["c3"], r["c5"], r["c4"]) for r in drs] == [
-        (104, 103, dt.datetime(2021, 6, 25, 9, 51, 53, 201000), dt.datetime(2021, 6, 25, 17, 51, 53))]
+        (104, 103, dt.datetime(2021, 6, 25, 9, 51, 53, 201000), dt.datetime(2021, 6, 25, 17, 51, 53))
+    ]
     assert drs[0]["c12"][:5] == b"jgojg"
     assert data(spark, "mongo__ljx") == [
-        {"_id": "64650cf67dc36a464e76e583", "c1": None, "column1": "aaa", "tags": '["mongodb","database","NoSQL"]',
-         "_cdc_op": "UPDATE"}]
+        {
+            "_id": "64650cf67dc36a464e76e583",
+            "c1": None,
+            "column1": "aaa",
+            "tags": '["mongodb","database","NoSQL"]',
+            "_cdc_op": "UPDATE",
+        }
+    ]
     assert data(spark, "splex__stock") == [{"sku": "A-1", "qty": "4", "_cdc_op": "UPDATE"}]
+
+
+def test_query_reads_compacted_table_through_duckdb(config, spark, compacted):
+    from cdclake.query import run_query
+
+    columns, result = run_query(config, "select id, name, amount from current.ord_shop__orders order by id")
+    assert columns == ["id", "name", "amount"]
+    assert result == [
+        (r["id"], r["name"], r["amount"]) for r in sorted(data(spark, "shop__orders"), key=lambda r: r["id"])
+    ]
 
 
 def test_any_order_and_reruns_give_the_same_tables(spark, compacted):
     for table in TABLES:
         for suffix in ("", "__tombstones"):
-            assert rows(spark, f"current.shuf_{table}{suffix}") == rows(spark, f"current.ord_{table}{suffix}"), table
+            assert rows(spark, f"current.shuf_{table}{suffix}") == rows(
+                spark, f"current.ord_{table}{suffix}"
+            ), table

@@ -69,7 +69,8 @@ def _three_hours(kafka_bootstrap: str, prefix: str) -> tuple[str, list[Record], 
     return topic, records, offsets, hours
 
 
-def test_three_hours_land_into_three_hour_partitions_with_exact_offsets(spark, config, kafka_bootstrap) -> None:
+def test_three_hours_land_into_three_hour_partitions_with_exact_offsets(spark, config,
+                                                                        kafka_bootstrap) -> None:
     topic, records, offsets, hours = _three_hours(kafka_bootstrap, "land.three")
     assert offsets == [0, 0, 1, 2, 1, 3, 2, 3]
     summaries = [_land(spark, config, topic, H0 + i * HOUR) for i in range(3)]
@@ -125,7 +126,8 @@ def test_landing_an_hour_deleted_by_retention_fails_naming_the_gap(spark, config
     send(kafka_bootstrap, topic, records)
     _land(spark, config, topic, H0)  # offsets [0, 2)
     _delete_before(kafka_bootstrap, topic, 4)  # the second hour's [2, 4) is gone, never landed
-    with pytest.raises(RetentionGapError, match=rf"{topic}/0: offsets \[2, 4\) are gone \(log start offset 4\)"):
+    gap = rf"{topic}/0: offsets \[2, 4\) are gone \(log start offset 4\)"
+    with pytest.raises(RetentionGapError, match=gap):
         _land(spark, config, topic, H0 + HOUR)
     assert _ledger(spark, topic) == [(topic, 0, H0, 0, 2, 2, 0, 1, "run-1", "landed", None)]
     # The hour after cannot prove its start either: the lost offsets may have been its own.
@@ -179,7 +181,8 @@ def test_transactional_messages_land_without_markers_or_aborted_rows(spark, conf
         _land(spark, config, topic, h, now=now)
     landed = [(r[2], r[5], r[6]) for r in _raw(spark, topic)]
     # offsets: 0-2 committed, 3 commit marker, 4-5 aborted, 6 abort marker, 7-8 committed, 9 marker
-    assert landed == [(0, b"k", b"c0"), (1, b"k", b"c1"), (2, b"k", b"c2"), (7, b"k", b"c3"), (8, b"k", b"c4")]
+    assert landed == [(0, b"k", b"c0"), (1, b"k", b"c1"), (2, b"k", b"c2"),
+                      (7, b"k", b"c3"), (8, b"k", b"c4")]
     ledger = _ledger(spark, topic)
     assert sum(row[5] for row in ledger) == 5
     assert (ledger[0][3], ledger[-1][4]) == (0, 10)

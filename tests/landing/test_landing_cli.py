@@ -35,7 +35,27 @@ def test_produce_then_land_one_hour(spark, kafka_bootstrap, tmp_path, capsys) ->
     moment = H0.replace(minute=1, second=30)
     assert raw == [(0, b'{"id":1}', b'{"op":"c","id":1}', moment, "cli-1"),
                    (1, None, b'{"op":"u","id":1}', moment, "cli-1")]
-    assert spark.table(OFFSET_LEDGER).where(f"topic = '{topic}'").count() == 1
+    rows = spark.table(OFFSET_LEDGER).where(f"topic = '{topic}'").collect()
+    ledger = [(r["partition"], r["landed_hour"], r["planned_start"], r["planned_end"], r["landed_count"],
+               r["run_id"], r["status"]) for r in rows]
+    assert ledger == [(0, H0, 0, 2, 2, "cli-1", "landed")]
+
+
+def test_land_job_takes_the_plan_as_json_and_checks_its_hour(spark, config, kafka_bootstrap, capsys) -> None:
+    from cdclake.exceptions import LandingError
+    from spark_jobs import land_job
+    from tests.landing.kafka_helpers import HOUR, Record, make_topic, send
+
+    topic = make_topic(kafka_bootstrap, "cli.job")
+    send(kafka_bootstrap, topic, [Record(0, H0 + HOUR / 2, None, b"x")])
+    plan = land_job.plan_hour(config, H0, (topic,))
+    with pytest.raises(LandingError, match="the offset plan is for hour 2023-07-15T10:00:00Z, not "
+                                           "2023-07-15T11:00:00Z"):
+        land_job.main(["--hour", "2023-07-15T11:00:00Z", "--run-id", "job-1", "--plan-json", plan.to_json()])
+    assert land_job.main(["--hour", "2023-07-15T10:00:00Z", "--run-id", "job-1",
+                          "--plan-json", plan.to_json()]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["messages"], summary["partitions"][0]["planned_end"]) == (1, 1)
 
 
 def test_land_names_a_missing_topic_and_refuses_an_unfinished_hour(spark, kafka_bootstrap, capsys) -> None:

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One-shot initialisation of the docker-compose Airflow (the airflow-init service); safe to repeat.
+set -euo pipefail
+
+airflow db migrate
+
+# Connections: (re)created so a changed .env takes effect on the next `docker compose up`.
+airflow connections delete spark_default >/dev/null 2>&1 || true
+airflow connections add spark_default --conn-type spark --conn-host "spark://${SPARK_MASTER_HOST:-spark-master}" \
+  --conn-port "${SPARK_MASTER_PORT:-7077}"
+airflow connections delete kafka_default >/dev/null 2>&1 || true
+airflow connections add kafka_default --conn-type kafka \
+  --conn-extra "{\"bootstrap.servers\": \"${CDCLAKE_KAFKA_BOOTSTRAP:?}\"}"
+
+# Every Iceberg write of every cdclake DAG runs in this pool: one commit at a time
+# (include/cdclake/dag_defaults.py).
+airflow pools set lakehouse_writes 1 "one Iceberg commit at a time (cdclake hourly and maintenance DAGs)"
+
+echo "cdclake: Airflow initialised (connections spark_default, kafka_default; pool lakehouse_writes)"

@@ -1,0 +1,61 @@
+"""spark-submit entry point: write-audit-publish branch steps of one hour (see ``spark_jobs.publish``).
+
+    spark-submit spark_jobs/publish_job.py --hour 2024-01-01T10:00:00Z --run-id R [--action publish]
+
+``--action start`` (re)creates the hour's audit branch on ``cdc.changelog`` and ``cdc.quarantine``
+(plus any ``--table``) before normalize writes to it; ``publish`` (default) fast-forwards ``main`` of
+every table holding the branch (changelog, quarantine, current.*) and drops the branch; ``discard``
+drops the branch without publishing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from collections.abc import Sequence
+
+from pyspark.sql import SparkSession
+
+from cdclake.exceptions import ConfigError
+from spark_jobs import publish
+from spark_jobs.cli_args import hour_text, job_parser
+
+ACTIONS = ("start", "publish", "discard")
+
+
+def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, action: str = "publish",
+        tables: Sequence[str] | None = None) -> list[str]:
+    """Apply ``action`` to the hour's audit branch; returns the tables it touched."""
+    if action == "start":
+        chosen = list(dict.fromkeys([*publish.AUDITED_TABLES, *(tables or ())]))
+        publish.start_audit(spark, chosen, hour)
+        return chosen
+    chosen = list(tables) if tables else publish.audited_tables(spark, hour)
+    if action == "publish":
+        return publish.publish(spark, chosen, hour)
+    publish.discard(spark, chosen, hour)
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = job_parser("Create, publish or discard the hour's Iceberg audit branch.")
+    parser.add_argument("--action", choices=ACTIONS, default="publish")
+    parser.add_argument("--branch", help="the hour's audit branch (checked: audit_<yyyymmdd>T<hh>)")
+    parser.add_argument("--table", action="append", dest="tables", help="only this table (repeatable)")
+    args = parser.parse_args(argv)
+    if args.branch and args.branch != publish.audit_branch(args.hour):
+        raise ConfigError(f"--branch {args.branch} is not the audit branch of hour {hour_text(args.hour)} "
+                          f"({publish.audit_branch(args.hour)}); pass the hour's branch or omit --branch")
+    from cdclake.config import load_config
+    from spark_jobs.session import build_session, settings_from_config
+
+    config = load_config(args.config)
+    spark = build_session(settings_from_config(config, app_name=f"cdclake-publish-{hour_text(args.hour)}"))
+    touched = run(spark, config, args.hour, args.run_id, args.action, args.tables)
+    print(json.dumps({"action": args.action, "branch": publish.audit_branch(args.hour), "tables": touched}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
