@@ -58,6 +58,7 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
         detail = f"{decoder.format_id}: message produced no change rows and is not a control message"
         return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
     for row in decoded.rows:
+        _fill_event_time(row)
         for name in TIME_FIELDS:
             value = row.get(name)
             if value is not None and not MIN_MICROS <= value <= MAX_MICROS:
@@ -65,6 +66,19 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
                           f"(years 0001-9999): {value} microseconds since the epoch")
                 return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
     return Outcome(rows=decoded.rows)
+
+
+def _fill_event_time(row: dict[str, Any]) -> None:
+    """A change with no source commit time (e.g. a Debezium snapshot row with ``ts_ms`` 0) takes
+    the time the vendor produced it, else the Kafka timestamp, and says so in ``warnings``."""
+    if row.get("event_time") is not None:
+        return
+    for name in ("produced_time", "kafka_timestamp"):
+        if row.get(name) is not None:
+            row["event_time"] = row[name]
+            row["warnings"] = [*(row.get("warnings") or []),
+                               f"event_time: the message carries no source commit time; {name} used"]
+            return
 
 
 def decode_batch(decoder: Decoder, messages: Iterable[RawMessage]) -> BatchResult:
