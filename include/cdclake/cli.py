@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -56,49 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="listener port (default from configuration, 9092)")
     p.set_defaults(handler=_kafka)
 
-    for register in _EXTRA_COMMANDS:
-        register(commands)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(commands)
     return parser
 
 
-# Sub-commands contributed by other modules: functions that add a parser to ``commands``.
-_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
-
-
-def _landing_commands(commands: argparse._SubParsersAction) -> None:
-    from cdclake.landing_cli import register
-
-    register(commands)
-
-
-_EXTRA_COMMANDS.append(_landing_commands)
-
-
-def _validate_commands(commands: argparse._SubParsersAction) -> None:
-    from cdclake.validate_cli import register
-
-    register(commands)
-
-
-_EXTRA_COMMANDS.append(_validate_commands)
-
-
-def _run_commands(commands: argparse._SubParsersAction) -> None:
-    from cdclake.run_cli import register
-
-    register(commands)
-
-
-_EXTRA_COMMANDS.append(_run_commands)
-
-
-def _query_commands(commands: argparse._SubParsersAction) -> None:
-    from cdclake.query import register
-
-    register(commands)
-
-
-_EXTRA_COMMANDS.append(_query_commands)
+# Modules that contribute sub-commands: each has ``register(commands)`` adding its parser(s).
+COMMAND_MODULES = (
+    "cdclake.landing_cli",    # produce, land
+    "cdclake.validate_cli",   # validate
+    "cdclake.run_cli",        # run
+    "cdclake.query",          # query
+    "cdclake.demo",           # demo
+    "cdclake.airflow_cli",    # airflow start|stop|status
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

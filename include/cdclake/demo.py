@@ -1,0 +1,222 @@
+"""``cdclake demo``: the whole story on the embedded default, from an empty state folder.
+
+Starts the Kafka broker, produces three hours of realistic mixed-format traffic (every seed
+format: Huawei DRS JSON / JSON-C / generic / MongoDB, Alibaba DataWorks and DTS Avro, OceanBase
+OMS Default / Extended / Canal / DataWorks 2.0 / SharePlex, CloudCanal, Canal, Debezium; plus
+bad messages), runs the hourly DAG for each hour (``airflow dags test``, like ``cdclake run``),
+and prints the current-state tables, the quarantine summary, the gate results and where the
+Data Docs and the Airflow UI are.
+
+The messages are the manuals' examples kept as test fixtures (``tests/fixtures``), replayed with
+Kafka timestamps inside the demo hours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as dt
+import os
+import shutil
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdclake.paths import PROJECT_ROOT, state_home
+
+FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
+DEMO_HOURS = 3
+
+# topic -> (format, [fixture scenarios in order]); each scenario's messages are spread over the
+# demo hours in their order, so updates and deletes follow the inserts they change.
+WORKLOAD: dict[str, tuple[str, list[str]]] = {
+    "demo.drs": ("drs_json", ["drs_json/init_snapshot_and_ddl", "drs_json/html_escapes_insert",
+                              "drs_json/manual_update_en", "drs_json/delete_in_old"]),
+    "demo.drs_c": ("drs_json_c", ["drs_json_c/update_timestamp_text", "drs_json_c/delete_in_data"]),
+    "demo.drs_pg": ("drs_json_generic", ["drs_json_generic/postgres_keyed_changes",
+                                         "drs_json_generic/manual_gaussdb_update_keyless"]),
+    "demo.dds": ("drs_mongo", ["drs_mongo/manual_examples"]),
+    "demo.dataworks": ("dataworks_json", ["dataworks_json/manual_insert_no_pk",
+                                          "dataworks_json/manual_update_two_messages",
+                                          "dataworks_json/manual_delete",
+                                          "dataworks_json/manual_heartbeat"]),
+    "demo.dts": ("dts_avro", ["dts_avro/insert", "dts_avro/update", "dts_avro/ddl", "dts_avro/delete",
+                              "dts_avro/transaction_and_heartbeat"]),
+    "demo.oms": ("oms_default", ["oms_default/manual_examples_corrected"]),
+    "demo.oms_ext": ("oms_default_ext", ["oms_default_ext/manual_examples_corrected"]),
+    "demo.oms_canal": ("oms_canal", ["oms_canal/manual_insert", "oms_canal/manual_update_corrected"]),
+    "demo.oms_dataworks": ("oms_dataworks", ["oms_dataworks/manual_examples_corrected",
+                                             "oms_dataworks/manual_heartbeat_corrected"]),
+    "demo.shareplex": ("oms_shareplex", ["oms_shareplex/manual_examples"]),
+    "demo.cloudcanal": ("cloudcanal_json", ["cloudcanal_json/manual_ddl_corrected",
+                                            "cloudcanal_json/batch_and_transaction_end"]),
+    "demo.canal": ("auto", ["canal_json/insert_update_delete_batch", "canal_json/key_change_and_null_old",
+                            "canal_json/manual_cloudcanal_dml_verbatim"]),
+    "demo.debezium": ("debezium_json", ["debezium_json/mysql_schema_include",
+                                        "debezium_json/tombstone_and_heartbeat"]),
+}
+
+
+@dataclass(frozen=True)
+class DemoMessage:
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int
+
+
+def demo_hours(now: dt.datetime | None = None) -> list[dt.datetime]:
+    """The last :data:`DEMO_HOURS` complete hours before ``now`` (UTC, naive)."""
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(tzinfo=None)
+    top = moment.replace(minute=0, second=0, microsecond=0)
+    return [top - dt.timedelta(hours=DEMO_HOURS - i) for i in range(DEMO_HOURS)]
+
+
+def _scenario_messages(scenario: str) -> list[tuple[bytes | None, bytes | None]]:
+    folder = FIXTURES / scenario
+    keys: list[bytes | None] = []
+    if (folder / "keys.jsonl").exists():
+        keys = [None if line.strip() == b"null" else line
+                for line in (folder / "keys.jsonl").read_bytes().splitlines() if line.strip()]
+    if (folder / "input.raw").exists():
+        return [(None, (folder / "input.raw").read_bytes())]
+    if (folder / "input.bin").exists():
+        return [(None, (folder / "input.bin").read_bytes())]
+    if (folder / "input.b64l").exists():
+        lines = [line for line in (folder / "input.b64l").read_bytes().splitlines() if line.strip()]
+        return [(None, base64.b64decode(line)) for line in lines]
+    lines = [line for line in (folder / "input.jsonl").read_bytes().splitlines()
+             if line.strip() and not line.lstrip().startswith(b"#")]
+    return [(keys[i] if i < len(keys) else None, line) for i, line in enumerate(lines)]
+
+
+def workload(hours: list[dt.datetime]) -> list[DemoMessage]:
+    """Every topic's messages spread evenly over ``hours``, in order, plus a few bad messages."""
+    out: list[DemoMessage] = []
+    for topic, (_format, scenarios) in WORKLOAD.items():
+        messages = [m for s in scenarios for m in _scenario_messages(s)]
+        for i, (key, value) in enumerate(messages):
+            hour = hours[min(i * len(hours) // max(len(messages), 1), len(hours) - 1)]
+            at = hour + dt.timedelta(minutes=5 + (i * 7) % 50, seconds=i % 60)
+            out.append(DemoMessage(topic, key, value, _ms(at)))
+    bad = [b'{"type": "INSERT", "data": [ {"id": "1"} ', b'{"hello": "not a CDC message"}']
+    for i, value in enumerate(bad):
+        out.append(DemoMessage("demo.canal", None, value, _ms(hours[1] + dt.timedelta(minutes=30 + i))))
+    return out
+
+
+def _ms(moment: dt.datetime) -> int:
+    return int(moment.replace(tzinfo=dt.UTC).timestamp() * 1000)
+
+
+def demo_config(port: int) -> str:
+    """The demo's pipeline.yml: one topic per source, thresholds that tolerate the bad examples."""
+    lines = ["kafka:", f"  port: {port}", "topics:"]
+    for topic, (fmt, _scenarios) in WORKLOAD.items():
+        lines += [f"  - name: {topic}", f"    format: {fmt}"]
+        if fmt == "drs_json_c":
+            lines.append("    source_timezone: Asia/Shanghai")
+        if topic == "demo.canal":
+            # The manual's CloudCanal "Canal Json" example is not valid JSON: it is quarantined.
+            lines.append("    quarantine_rate_max: 0.5")
+    lines += ["gates:", "  quarantine_rate_max: 0.05", ""]
+    return "\n".join(lines)
+
+
+def _free_port(preferred: int) -> int:
+    with socket.socket() as sock:
+        if sock.connect_ex(("127.0.0.1", preferred)) != 0:
+            return preferred
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def produce(bootstrap: str, messages: list[DemoMessage]) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = sorted({m.topic for m in messages})
+    existing = set(admin.list_topics(timeout=10).topics)
+    new = [NewTopic(t, 1, 1) for t in topics if t not in existing]
+    if new:
+        for future in admin.create_topics(new).values():
+            future.result()
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for m in messages:
+        producer.produce(m.topic, key=m.key, value=m.value, timestamp=m.timestamp_ms)
+    if producer.flush(30) != 0:
+        raise RuntimeError("not every demo message was delivered to Kafka")
+
+
+def run_demo(home: Path, out: object = sys.stdout) -> int:
+    from cdclake import kafka_broker
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)  # type: ignore[arg-type]
+
+    kafka_broker.stop(home)
+    if home.exists():
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
+    port = _free_port(int(os.environ.get("CDCLAKE_KAFKA_PORT", "9092")))
+    (home / "pipeline.yml").write_text(demo_config(port))
+    os.environ.update(CDCLAKE_HOME=str(home), CDCLAKE_CONFIG=str(home / "pipeline.yml"),
+                      CDCLAKE_KAFKA_PORT=str(port))
+    os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
+    from cdclake.config import load_config
+    from cdclake.run_cli import run_range
+
+    config = load_config()
+    say(f"== cdclake demo in {home}")
+    bootstrap = kafka_broker.start(port, home)
+    say(f"Kafka broker (KRaft) listening on {bootstrap}")
+    hours = demo_hours()
+    messages = workload(hours)
+    produce(bootstrap, messages)
+    say(f"produced {len(messages)} messages to {len(WORKLOAD)} topics over hours "
+        f"{hours[0]:%Y-%m-%d %H:00} .. {hours[-1]:%H:00} UTC")
+    say("running the hourly DAG for each hour (airflow dags test) ...")
+    run_range(config, hours[0], hours[-1] + dt.timedelta(hours=1))
+    print_report(config, say)
+    return 0
+
+
+def print_report(config: object, say: object) -> None:
+    from cdclake.catalog import open_catalog
+    from cdclake.query import run_query, write_result
+
+    catalog = open_catalog(config)  # type: ignore[arg-type]
+    tables = sorted(t for _ns, t in catalog.list_tables("current") if not t.endswith("__tombstones"))
+    say(f"\n== current-state tables ({len(tables)})")  # type: ignore[operator]
+    for table in tables:
+        columns, rows = run_query(config, f"SELECT * FROM current.{table}")
+        say(f"\n-- current.{table}: {len(rows)} row(s)")  # type: ignore[operator]
+        visible = [i for i, c in enumerate(columns) if not c.startswith("_cdc_")][:8]
+        visible += [columns.index(c) for c in ("_cdc_op", "_cdc_event_time") if c in columns]
+        write_result([columns[i] for i in visible], [tuple(r[i] for i in visible) for r in rows[:5]],
+                     "table", sys.stdout)
+    say("\n== quarantine (messages that could not be decoded, with their reasons)")  # type: ignore[operator]
+    columns, rows = run_query(config, "SELECT kafka_topic, reason_code, count(*) AS messages "
+                                      "FROM cdc.quarantine GROUP BY 1, 2 ORDER BY 1, 2")
+    write_result(columns, rows, "table", sys.stdout)
+    columns, rows = run_query(config, "SELECT stage, count(*) AS expectations, "
+                                      "sum(CASE WHEN success THEN 1 ELSE 0 END) AS passed "
+                                      "FROM ops.gate_results GROUP BY 1 ORDER BY 1")
+    say("\n== quality gates (ops.gate_results)")  # type: ignore[operator]
+    write_result(columns, rows, "table", sys.stdout)
+    docs = Path(config.home) / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"  # type: ignore[attr-defined]
+    say(f"\nData Docs: {docs}")  # type: ignore[operator]
+    say("Airflow UI: `cdclake airflow start` (airflow standalone, low parallelism) then "  # type: ignore[operator]
+        "http://localhost:8080 ; stop it with `cdclake airflow stop`")
+    say(f"Query the tables: CDCLAKE_HOME={config.home} CDCLAKE_CONFIG={config.home}/pipeline.yml "  # type: ignore[attr-defined,operator]
+        "cdclake query \"SELECT * FROM current.<db>__<table>\"")
+    say("Stop the demo's broker: CDCLAKE_HOME=... cdclake kafka stop")  # type: ignore[operator]
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("demo", help="the whole story on the embedded default, from an empty state")
+    p.add_argument("--home", type=Path, help="demo state folder (default <state folder>/demo; wiped first)")
+    p.set_defaults(handler=lambda args: run_demo(args.home or state_home() / "demo"))
