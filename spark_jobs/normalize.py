@@ -156,6 +156,14 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     instead of ``main``; stats always go to ``main`` (gates read them).
     """
     ensure_tables(spark)
+    if branch is not None:
+        from spark_jobs.publish import audit_branch, start_audit
+
+        if branch != audit_branch(hour):
+            raise ValueError(f"the audit branch of hour {hour:%Y-%m-%dT%H} is {audit_branch(hour)!r}, "
+                             f"not {branch!r}")
+        # A fresh branch from main: a re-run of the hour starts from what analysts see.
+        start_audit(spark, (CHANGELOG, QUARANTINE), hour)
     raw = spark.table(RAW_MESSAGES).where(hour_filter(hour))
     outcomes = decode_outcomes(raw, formats).persist(StorageLevel.MEMORY_AND_DISK)
     try:

@@ -181,7 +181,7 @@ def test_truncate_empties_table_and_earlier_changes_never_return(spark, compacte
 def test_ddl_adds_column_and_decimal_widens(spark, compacted):
     types = {f.name: f.dataType.simpleString() for f in spark.table("current.ord_shop__evolve").schema}
     assert (types["b"], types["d"]) == ("bigint", "decimal(12,2)")
-    assert data(spark, "shop__evolve") == [
+    assert sorted(data(spark, "shop__evolve"), key=lambda r: r["id"]) == [
         {"id": 1, "a": "x", "b": 5, "d": Decimal("1.25"), "_cdc_op": "UPDATE"},
         {"id": 2, "a": "y", "b": 7, "d": Decimal("2.50"), "_cdc_op": "INSERT"},
     ]
@@ -193,12 +193,13 @@ def test_manual_examples(spark, compacted):
         (104, 103, dt.datetime(2021, 6, 25, 9, 51, 53, 201000), dt.datetime(2021, 6, 25, 17, 51, 53))
     ]
     assert drs[0]["c12"][:5] == b"jgojg"
+    # the full-document update (after_is_full) replaced the document: tags went with it
     assert data(spark, "mongo__ljx") == [
         {
             "_id": "64650cf67dc36a464e76e583",
             "c1": None,
             "column1": "aaa",
-            "tags": '["mongodb","database","NoSQL"]',
+            "tags": None,
             "_cdc_op": "UPDATE",
         }
     ]
