@@ -23,8 +23,18 @@ def options_from_config(config: object) -> CompactionOptions:
     return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days))  # type: ignore[attr-defined]
 
 
-def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str) -> CompactionSummary:
-    return compact_hour(spark, hour, run_id, options_from_config(config))
+def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str,
+        branch: str | None = None) -> CompactionSummary:
+    """Compact ``hour``; with ``branch`` (write-audit-publish) every read and write goes through
+    the hour's audit branch: the changelog branch holds the hour being audited, and the current
+    tables' branches (created on first write) receive the result while ``main`` stays as it was."""
+    if branch is None:
+        return compact_hour(spark, hour, run_id, options_from_config(config))
+    spark.conf.set("spark.wap.branch", branch)
+    try:
+        return compact_hour(spark, hour, run_id, options_from_config(config))
+    finally:
+        spark.conf.unset("spark.wap.branch")
 
 
 def summary_json(summary: CompactionSummary) -> str:
@@ -35,13 +45,14 @@ def summary_json(summary: CompactionSummary) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = job_parser("Apply one hour of cdc.changelog to the current.<db>__<table> tables.")
+    parser.add_argument("--branch", help="read and write through this Iceberg branch (write-audit-publish)")
     args = parser.parse_args(argv)
     from cdclake.config import load_config
     from spark_jobs.session import build_session, settings_from_config
 
     config = load_config(args.config)
     spark = build_session(settings_from_config(config, app_name=f"cdclake-compact-{hour_text(args.hour)}"))
-    summary = run(spark, config, args.hour, args.run_id)
+    summary = run(spark, config, args.hour, args.run_id, args.branch)
     print(summary_json(summary))
     for failure in summary.failures:
         print(f"compaction failed for {failure.source} ({failure.table}): {failure.message}", file=sys.stderr)

@@ -78,6 +78,8 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
         f"{cat}.uri": jdbc_url(settings.catalog_uri),
         f"{cat}.warehouse": settings.warehouse,
         f"{cat}.jdbc.schema-version": "V1",
+        # Every table may be written through a write-audit-publish branch (spark.wap.branch).
+        f"{cat}.table-default.write.wap.enabled": "true",
         **{f"{cat}.jdbc.{k}": v for k, v in jdbc_credentials(settings.catalog_uri).items()},
         "spark.sql.defaultCatalog": settings.catalog_name,
         "spark.sql.session.timeZone": "UTC",

@@ -121,6 +121,6 @@ def ensure_tables(spark: SparkSession) -> None:
             f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING iceberg {partition_clause} "
             "TBLPROPERTIES ('format-version'='2', 'write.distribution-mode'='hash', "
             "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
-            "'write.update.mode'='merge-on-read')"
+            "'write.update.mode'='merge-on-read', 'write.wap.enabled'='true')"
         )
         spark.sql(f"ALTER TABLE {name} WRITE ORDERED BY {order}")

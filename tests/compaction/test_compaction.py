@@ -222,3 +222,30 @@ def test_any_order_and_reruns_give_the_same_tables(spark, compacted):
             assert rows(spark, f"current.shuf_{table}{suffix}") == rows(
                 spark, f"current.ord_{table}{suffix}"
             ), table
+
+
+def test_incompatible_type_change_fails_only_that_table(spark):
+    from spark_jobs.tables import CHANGELOG
+    from tests.compaction.changes import Changes
+
+    bad = Changes("bad", "t", keys=["id"], types={"id": "LONG", "v": "LONG"})
+    good = Changes("bad", "fine", keys=["id"], types={"id": "LONG"})
+    first = [bad.row("INSERT", after={"id": "1", "v": "10"}), good.row("INSERT", after={"id": "1"})]
+    second = [
+        bad.row(
+            "UPDATE", after={"id": "1", "v": "ten"}, before={"id": "1"}, types={"id": "LONG", "v": "STRING"}
+        ),
+        good.row("INSERT", after={"id": "2"}),
+    ]
+    for n, batch in ((50, first), (51, second)):
+        df = changelog_frame(spark, n, batch, run_id=f"normalize__{n}")
+        df.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(n)).cast("timestamp"))
+    assert compact_hour(spark, hour(50), "c50").failures == []
+    summary = compact_hour(spark, hour(51), "c51")
+    assert [(f.source, f.status) for f in summary.failures] == [("bad.t", "FAILED")]
+    assert (
+        "column 'v'" in summary.failures[0].message
+        and "bigint cannot change to string" in summary.failures[0].message
+    )
+    assert sorted(r["id"] for r in spark.table("current.bad__fine").collect()) == [1, 2]
+    assert [(r["id"], r["v"]) for r in spark.table("current.bad__t").collect()] == [(1, 10)]

@@ -1,0 +1,61 @@
+"""Pure-Python parts of compaction: fold, names, types, DDL parsing (no Spark)."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_jobs.compact import ddl_added_columns, fold_key, order_key
+from spark_jobs.identifiers import current_table_name, find_collisions, quote_table
+from spark_jobs.logical_types import IncompatibleTypeChange, spark_type, widen
+
+
+def ev(kind: str, offset: int, image: str | None = None, key: str = "k", keyless: bool = False) -> dict:
+    return {"key": key, "keyless": keyless, "kind": kind, "image": image, "part": 0,
+            "order_key": order_key(None, offset, 0, offset, 0), "kafka_topic": "t", "kafka_partition": 0,
+            "kafka_offset": offset, "record_index": 0, "op": "UPDATE", "event_us": offset, "run_id": "r"}
+
+
+def test_fold_is_order_independent_and_counts_duplicates_once():
+    events = [ev("FULL", 1, '{"a": "1", "b": "1"}'), ev("PARTIAL", 2, '{"b": "2"}'),
+              ev("PARTIAL", 3, '{"c": null}'), ev("PARTIAL", 2, '{"b": "2"}')]
+    expected = fold_key(events, "ABSENT")
+    assert expected["vals"] == '{"a": "1", "b": "2", "c": null}' and expected["replace"]
+    assert fold_key(list(reversed(events)), "ABSENT") == expected
+
+
+def test_partial_onto_present_row_sets_only_its_columns():
+    result = fold_key([ev("PARTIAL", 2, '{"b": "2"}')], "PRESENT")
+    assert (result["replace"], result["set_cols"], result["deleted"]) == (False, '["b"]', False)
+
+
+def test_keyless_count_never_below_zero():
+    events = [ev("DEC", 1, "{}", keyless=True), ev("INC", 2, "{}", keyless=True)]
+    assert fold_key(events, "ABSENT")["count"] == 1
+
+
+def test_names_are_sanitised_and_collisions_found():
+    assert current_table_name("test01", "test ") == "current.test01__test"
+    assert current_table_name(None, "Order-Items") == "current.nodb__order_items"
+    assert find_collisions([("a", "B"), ("a", "b"), ("c", "d")]) == {"current.a__b": ["a.B", "a.b"]}
+    assert quote_table("current.x`y") == "`current`.`x``y`"
+
+
+def test_types_widen_commutatively_and_refuse_loss():
+    assert spark_type("DECIMAL(700,3)") == "string" and spark_type("DECIMAL") == "string"
+    assert widen("bigint", "decimal(20,0)") == widen("decimal(20,0)", "bigint") == "decimal(20,0)"
+    assert widen("decimal(10,2)", "decimal(12,4)") == "decimal(12,4)"
+    with pytest.raises(IncompatibleTypeChange):
+        widen("string", "bigint", "t column 'c'")
+
+
+def test_ddl_add_column():
+    assert ddl_added_columns("ALTER TABLE t ADD COLUMN `b` INT, ADD c decimal(10, 2)") == [
+        ("b", "LONG"), ("c", "DECIMAL(10,2)")]
+    assert ddl_added_columns("CREATE TABLE t (a int)") == []
+
+
+def test_query_command_is_registered():
+    from cdclake.cli import build_parser
+
+    args = build_parser().parse_args(["query", "select 1", "--format", "json"])
+    assert (args.sql, args.format) == ("select 1", "json")
