@@ -65,6 +65,10 @@ def changelog_changes(spark: SparkSession, hour: dt.datetime, branch: str | None
     key_required = F.col("op").isin(*KEYED_OPS) & keyed_table
     key_present = F.col("row_key").isNotNull() & key_values_present
     return (changes
+            # A database-level DDL (e.g. DTS `CREATE TABLE` records name only the database)
+            # has no table; every other change must name one.
+            .withColumn("table_name_present_unless_ddl",
+                        F.col("table_name").isNotNull() | (F.col("op") == F.lit("DDL")))
             .withColumn("event_time_present_unless_snapshot",
                         F.col("event_time").isNotNull() | (F.col("op") == F.lit("SNAPSHOT")))
             .withColumn("key_present_if_required", ~key_required | key_present)

@@ -112,10 +112,18 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
 
 
 def ensure_tables(spark: SparkSession) -> None:
-    """Create the namespaces and fixed tables if they do not exist (format version 2)."""
+    """Create the namespaces and fixed tables that do not exist yet (format version 2).
+
+    Names are qualified with the catalog so Spark does not first try ``raw`` as a catalog, and
+    existing tables are left alone (no metadata commit per job).
+    """
+    catalog = spark.conf.get("spark.sql.defaultCatalog")
     for namespace in NAMESPACES:
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
-    for name, columns, partitioning, order in TABLES:
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{namespace}")
+    for short_name, columns, partitioning, order in TABLES:
+        name = f"{catalog}.{short_name}"
+        if spark.catalog.tableExists(name):
+            continue
         partition_clause = f"PARTITIONED BY ({partitioning})" if partitioning else ""
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING iceberg {partition_clause} "

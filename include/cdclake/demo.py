@@ -91,17 +91,19 @@ def _scenario_messages(scenario: str) -> list[tuple[bytes | None, bytes | None]]
     return [(keys[i] if i < len(keys) else None, line) for i, line in enumerate(lines)]
 
 
-def workload(hours: list[dt.datetime]) -> list[DemoMessage]:
+def workload(hours: list[dt.datetime], topics: list[str] | None = None) -> list[DemoMessage]:
     """Every topic's messages spread evenly over ``hours``, in order, plus a few bad messages."""
     out: list[DemoMessage] = []
     for topic, (_format, scenarios) in WORKLOAD.items():
+        if topics is not None and topic not in topics:
+            continue
         messages = [m for s in scenarios for m in _scenario_messages(s)]
         for i, (key, value) in enumerate(messages):
             hour = hours[min(i * len(hours) // max(len(messages), 1), len(hours) - 1)]
             at = hour + dt.timedelta(minutes=5 + (i * 7) % 50, seconds=i % 60)
             out.append(DemoMessage(topic, key, value, _ms(at)))
     bad = [b'{"type": "INSERT", "data": [ {"id": "1"} ', b'{"hello": "not a CDC message"}']
-    for i, value in enumerate(bad):
+    for i, value in enumerate(bad if topics is None or "demo.canal" in topics else []):
         out.append(DemoMessage("demo.canal", None, value, _ms(hours[1] + dt.timedelta(minutes=30 + i))))
     return out
 
@@ -110,10 +112,12 @@ def _ms(moment: dt.datetime) -> int:
     return int(moment.replace(tzinfo=dt.UTC).timestamp() * 1000)
 
 
-def demo_config(port: int) -> str:
+def demo_config(port: int, topics: list[str] | None = None) -> str:
     """The demo's pipeline.yml: one topic per source, thresholds that tolerate the bad examples."""
     lines = ["kafka:", f"  port: {port}", "topics:"]
     for topic, (fmt, _scenarios) in WORKLOAD.items():
+        if topics is not None and topic not in topics:
+            continue
         lines += [f"  - name: {topic}", f"    format: {fmt}"]
         if fmt == "drs_json_c":
             lines.append("    source_timezone: Asia/Shanghai")

@@ -70,9 +70,10 @@ def _items_rows(hour: dt.datetime) -> list[tuple]:
 
 CHANGELOG_EXPECTATIONS = sorted([
     ("changelog.changes", "expect_column_values_to_not_be_null", c)
-    for c in ("op", "table_name", "source_format", "kafka_topic", "kafka_partition",
+    for c in ("op", "source_format", "kafka_topic", "kafka_partition",
               "kafka_offset")] + [
     ("changelog.changes", "expect_column_values_to_be_in_set", "op"),
+    ("changelog.changes", "expect_column_values_to_be_in_set", "table_name_present_unless_ddl"),
     ("changelog.changes", "expect_column_values_to_be_in_set", "key_present_if_required"),
     ("changelog.changes", "expect_column_values_to_be_in_set", "event_time_present_unless_snapshot"),
     ("changelog.changes", "expect_column_values_to_be_between", "event_time"),
