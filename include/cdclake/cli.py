@@ -67,6 +67,7 @@ COMMAND_MODULES = (
     "cdclake.landing_cli",    # produce, land
     "cdclake.validate_cli",   # validate
     "cdclake.run_cli",        # run
+    "cdclake.quarantine_cli", # quarantine summary|replay
     "cdclake.query",          # query
     "cdclake.demo",           # demo
     "cdclake.airflow_cli",    # airflow start|stop|status

@@ -17,8 +17,8 @@ def test_spark_writes_and_pyiceberg_duckdb_read_back_the_same_rows(spark, catalo
     spark.sql("CREATE NAMESPACE IF NOT EXISTS foundation")
     spark.sql("DROP TABLE IF EXISTS foundation.roundtrip")
     spark.sql("""CREATE TABLE foundation.roundtrip (id bigint, amount decimal(38,10),
-                 at timestamp, wall timestamp_ntz, payload binary, note string)
-                 USING iceberg PARTITIONED BY (days(at))""")
+                 happened_at timestamp, wall timestamp_ntz, payload binary, note string)
+                 USING iceberg PARTITIONED BY (days(happened_at))""")
     spark.sql("""INSERT INTO foundation.roundtrip VALUES
         (1, 12345678901234567890.0123456789, TIMESTAMP'2024-01-01 10:00:00.123456',
          TIMESTAMP_NTZ'2024-01-01 18:00:00.5', X'00FF10', 'first'),
@@ -33,7 +33,7 @@ def test_spark_writes_and_pyiceberg_duckdb_read_back_the_same_rows(spark, catalo
 
     table = catalog.load_table("foundation.roundtrip")
     con = table.scan().to_duckdb("roundtrip")
-    duck_rows = con.sql("SELECT id, amount, at, wall, payload, note FROM roundtrip ORDER BY id").fetchall()
+    duck_rows = con.sql("SELECT id, amount, happened_at, wall, payload, note FROM roundtrip ORDER BY id").fetchall()
     as_naive_utc = [(r[0], r[1], r[2].astimezone(dt.UTC).replace(tzinfo=None), r[3],
                      bytes(r[4]), r[5]) for r in duck_rows]
     assert as_naive_utc == expected
