@@ -26,12 +26,13 @@ def _snapshot(config) -> dict[str, list[tuple]]:
     from cdclake.query import run_query
 
     catalog = open_catalog(config)
-    names = [f"current.{t}" for _ns, t in catalog.list_tables("current")] + ["cdc.changelog", "cdc.quarantine"]
+    names = [f"current.{t}" for _ns, t in catalog.list_tables("current")]
+    names += ["cdc.changelog", "cdc.quarantine"]
     out = {}
     for name in sorted(names):
         columns, rows = run_query(config, f"SELECT * FROM {name}")
         keep = [i for i, c in enumerate(columns) if c not in LINEAGE]
-        out[name] = sorted((tuple(repr(r[i]) for i in keep) for r in rows))
+        out[name] = sorted(tuple(repr(r[i]) for i in keep) for r in rows)
     return out
 
 
@@ -64,10 +65,22 @@ def test_current_state_tables_hold_exactly_the_expected_rows(pipeline) -> None:
 
     tables = sorted(t for _ns, t in open_catalog(config).list_tables("current"))
     assert [t for t in tables if not t.endswith("__tombstones")] == [
-        "mydb__t_orders", "pkset_test__pkset_test_no_pk", "shop__products", "test__test", "test__users"]
-    # DRS manual example: UPDATE moves key 103 -> 104, then the row is deleted via `old`.
-    assert _rows(config, "SELECT id, _cdc_op FROM current.test__test ORDER BY id") == []
-    assert _rows(config, "SELECT count(*) FROM current.test__test__tombstones") == [(2,)]
+        "pkset_test__pkset_test_no_pk", "shop__products", "test01__nokey", "test01__t_x", "test01__test"]
+    # DRS manual example: UPDATE moves key 103 -> 104; a later DELETE of key 7 (row in `old`)
+    # finds nothing live and leaves a tombstone.
+    assert _rows(config, "SELECT id, _cdc_op FROM current.test01__test ORDER BY id") == [(104, "UPDATE")]
+    assert _rows(config, "SELECT _cdc_key FROM current.test01__test__tombstones ORDER BY 1") == [
+        ('["103"]',), ('["7"]',)]
+    # Gson HTML escapes decoded; the table name "t&x" sanitised to t_x.
+    assert _rows(config, "SELECT id, c_txt FROM current.test01__t_x") == [(8, "<p class='x'>A & B</p>")]
+    # Keyless table: the UPDATE inserts (x, 2), the DELETE removes that one copy.
+    assert _rows(config, "SELECT count(*) FROM current.test01__nokey") == [(0,)]
+    # DataWorks: insert, two-message update (paired), delete of row id 15.
+    assert _rows(config, "SELECT count(*) FROM current.pkset_test__pkset_test_no_pk") == [(0,)]
+    # Canal: 101 and 102 inserted, updated, deleted; 102 -> 103 key change (name NULL), then 102
+    # written again with name 'x'.
+    products = "SELECT id, name, CAST(weight AS VARCHAR) FROM current.shop__products ORDER BY id"
+    assert _rows(config, products) == [(102, "x", "8.100"), (103, None, "8.100")]
 
 
 def test_quarantine_holds_the_bad_messages_with_their_reasons(pipeline) -> None:

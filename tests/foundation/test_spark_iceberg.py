@@ -33,7 +33,8 @@ def test_spark_writes_and_pyiceberg_duckdb_read_back_the_same_rows(spark, catalo
 
     table = catalog.load_table("foundation.roundtrip")
     con = table.scan().to_duckdb("roundtrip")
-    duck_rows = con.sql("SELECT id, amount, happened_at, wall, payload, note FROM roundtrip ORDER BY id").fetchall()
+    query = "SELECT id, amount, happened_at, wall, payload, note FROM roundtrip ORDER BY id"
+    duck_rows = con.sql(query).fetchall()
     as_naive_utc = [(r[0], r[1], r[2].astimezone(dt.UTC).replace(tzinfo=None), r[3],
                      bytes(r[4]), r[5]) for r in duck_rows]
     assert as_naive_utc == expected
