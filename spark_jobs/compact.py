@@ -23,8 +23,9 @@ that need it.
 
 Deletes leave a **tombstone** (key + order key) in ``current.<db>__<table>__tombstones`` so a late
 change never resurrects a deleted row; the main table holds live rows only, which is what analysts
-query. Tombstones are dropped ``compaction.tombstone_retention_days`` after their event time (a
-change arriving later than that can resurrect a row: the retention is the bound of lateness).
+query. Tombstones are dropped by the daily maintenance DAG ``compaction.tombstone_retention_days``
+after their event time (a change arriving later than that can resurrect a row: the retention is
+the bound of lateness; for replays of old history raise it accordingly).
 ``TRUNCATE`` is a table-level change: rows older than it are deleted, its order key is kept in the
 table property ``cdc.truncated-before`` (changes older than it never apply), and rows newer than it
 are recomputed from history (they may hold partial updates on top of truncated state).
@@ -669,9 +670,9 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
         else:
             merge_keyed(spark, table, merge_source, columns)
         merge_tombstones(spark, table, merge_source)
-        cutoff = hour - dt.timedelta(days=options.tombstone_retention_days)
-        spark.sql(f"DELETE FROM {quote_table(tombstone_table_name(table))} "
-                  f"WHERE _cdc_event_time < TIMESTAMP {_literal(cutoff.strftime('%Y-%m-%d %H:%M:%S'))}")
+        # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
+        # dropped the tombstones of replayed historic hours at once, so re-running an earlier
+        # hour afterwards resurrected deleted rows.
     finally:
         results.unpersist()
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
