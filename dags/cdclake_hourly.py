@@ -15,8 +15,10 @@ Each run handles its data interval `[data_interval_start, data_interval_end)`:
 
 Gates never retry (the data they read has not changed); I/O tasks do. `max_active_runs=1`: hours
 publish in order, so each audit branch fast-forwards onto the previous hour's `main`, and the
-compaction of hour N sees hours < N. A backfill (UI or `airflow backfill create`) of any range
-runs the hours one after another through this same path. Param `topics` restricts a run.
+compaction of hour N sees hours < N. A backfill (UI with *Max Active Runs* 1, or
+`cdclake airflow backfill`) of any range runs the hours one after another through this same path;
+a backfill's max active runs is its own, not the DAG's. The first scheduled hour is
+`schedule.start_date` of the pipeline configuration. Param `topics` restricts a run.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pendulum
 from airflow.sdk import Asset, Param, chain, dag, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
+from cdclake.config import load_config
 from cdclake.dag_defaults import (
     DEFAULT_ARGS,
     LAKEHOUSE_WRITES_POOL,
@@ -46,7 +49,7 @@ GATE_ARGS = gate_args(pool=LAKEHOUSE_WRITES_POOL)
 @dag(
     dag_id="cdclake_hourly",
     schedule=CronDataIntervalTimetable("0 * * * *", timezone="UTC"),
-    start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
+    start_date=pendulum.instance(load_config().start_date),
     catchup=True,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,

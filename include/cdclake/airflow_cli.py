@@ -1,22 +1,36 @@
-"""``cdclake airflow start|stop|status``: the Airflow UI on the embedded default.
+"""``cdclake airflow start|stop|status|backfill``: the Airflow UI on the embedded default.
 
-Runs ``airflow standalone`` (scheduler, API server with the UI, DAG processor, triggerer) for this
-state folder, with low parallelism (standalone defaults to many workers and several GB), in its
-own process group; ``stop`` ends exactly that group. Backfills of the hourly DAG can then be
-started from the UI (DAG ``cdclake_hourly`` -> Trigger -> Backfill) or with
-``airflow backfill create --dag-id cdclake_hourly --from-date ... --to-date ...``.
+``start`` runs ``airflow standalone`` (scheduler, API server with the UI, DAG processor,
+triggerer) for this state folder, with low parallelism (standalone defaults to many workers and
+several GB), in its own process group; ``stop`` ends exactly that group.
+
+Backfills of the hourly DAG then run on that scheduler: from the UI (DAG ``cdclake_hourly`` ->
+Trigger -> Backfill, *Max Active Runs* 1) or with ``cdclake airflow backfill --start H --end H``,
+the CLI equivalent: it waits for the DAG to be parsed, unpauses it (a paused DAG's runs never
+start, backfills included), calls ``airflow backfill create`` with ``--max-active-runs 1`` for the
+hours ``[start, end)`` and, with ``--wait``, follows the runs until they finish. A backfill's
+``max_active_runs`` is its own, not the DAG's: with more than one, hours would race for the
+tables' ``main`` branch (Iceberg refuses the losing fast-forward; nothing is lost, the hour fails).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from cdclake.airflow_env import airflow_binary, airflow_env, airflow_home, ensure_airflow_db
-from cdclake.config import load_config
+from cdclake.config import PipelineConfig, load_config
+from cdclake.exceptions import CdclakeError
+from cdclake.run_cli import HOURLY_DAG_ID, hours_between
+from spark_jobs.cli_args import hour_text, parse_hour
+
+FINISHED = ("success", "failed")
 
 
 def _pid_file(config: object):  # -> Path
@@ -42,6 +56,8 @@ def start(port: int) -> int:
     env = airflow_env(config)
     env.update({
         "AIRFLOW__API__PORT": str(port),
+        # Task processes reach the Execution API through the base URL (default port 8080).
+        "AIRFLOW__API__BASE_URL": f"http://localhost:{port}",
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__SCHEDULER__PARSING_PROCESSES": "1",
         "AIRFLOW__API__WORKERS": "1",
@@ -83,14 +99,105 @@ def status() -> int:
     return 0 if pid else 3
 
 
+def _airflow(config: PipelineConfig, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([airflow_binary(), *args], env=airflow_env(config), capture_output=True, text=True,
+                          check=False)
+
+
+def _json_rows(stdout: str) -> list[dict[str, object]]:
+    """The JSON list an ``airflow ... --output json`` command printed (warnings may precede it)."""
+    for line in stdout.splitlines():
+        if line.startswith("["):
+            return list(json.loads(line))
+    return []
+
+
+def _unpause_when_parsed(config: PipelineConfig, timeout_s: float) -> None:
+    """Unpause the hourly DAG once the DAG processor has put it in the metadata database."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = _airflow(config, "dags", "list", "--output", "json")
+        listed = _json_rows(result.stdout) if result.returncode == 0 else []
+        dag = next((d for d in listed if d.get("dag_id") == HOURLY_DAG_ID), None)
+        if dag is not None and str(dag.get("is_paused")).lower() == "false":
+            return
+        if dag is not None:
+            _airflow(config, "dags", "unpause", HOURLY_DAG_ID)
+            continue
+        if time.monotonic() > deadline:
+            raise CdclakeError(f"{HOURLY_DAG_ID} was not parsed within {timeout_s:.0f}s; see "
+                               f"{airflow_home(config) / 'standalone.log'}\n{result.stderr[-2000:]}")
+        time.sleep(5)
+
+
+def backfill_runs(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str, str]:
+    """State of the backfill runs of ``hours``, by data-interval start (``YYYY-MM-DDTHH:00:00Z``)."""
+    result = _airflow(config, "dags", "list-runs", HOURLY_DAG_ID, "--output", "json")
+    if result.returncode != 0:
+        raise CdclakeError(f"airflow dags list-runs failed:\n{result.stderr[-2000:]}")
+    wanted = {hour_text(h) for h in hours}
+    states: dict[str, str] = {}
+    for run in _json_rows(result.stdout):
+        if not str(run.get("run_id", "")).startswith("backfill__") or not run.get("logical_date"):
+            continue
+        hour = dt.datetime.fromisoformat(str(run["logical_date"])).astimezone(dt.UTC).replace(tzinfo=None)
+        if hour_text(hour) in wanted:
+            states[hour_text(hour)] = str(run["state"])
+    return states
+
+
+def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, reprocess: str = "completed",
+             wait: bool = False, timeout_s: float = 6 * 3600, out: object = sys.stderr) -> int:
+    """Backfill the hours ``[start, end)`` on the running scheduler; with ``wait``, follow them."""
+    hours = hours_between(start, end)
+    if _running(config) is None:
+        raise CdclakeError("Airflow is not running: start it with `cdclake airflow start`")
+    _unpause_when_parsed(config, timeout_s=300)
+    # The DAG's logical date is its data-interval start; --to-date is inclusive.
+    first, last = (h.strftime("%Y-%m-%dT%H:%M:%S+00:00") for h in (hours[0], hours[-1]))
+    result = _airflow(config, "backfill", "create", "--dag-id", HOURLY_DAG_ID, "--from-date", first,
+                      "--to-date", last, "--max-active-runs", "1", "--reprocess-behavior", reprocess)
+    if result.returncode != 0:
+        raise CdclakeError(f"airflow backfill create failed:\n{(result.stdout + result.stderr)[-3000:]}")
+    print(f"backfill of {len(hours)} hour(s) {hour_text(hours[0])} .. {hour_text(hours[-1])} created "
+          f"(max active runs 1)", file=out)  # type: ignore[arg-type]
+    if not wait:
+        return 0
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = backfill_runs(config, hours)
+        done = sum(1 for s in states.values() if s in FINISHED)
+        print(f"\r{done}/{len(hours)} hours finished", end="", file=out, flush=True)  # type: ignore[arg-type]
+        if len(states) == len(hours) and done == len(hours):
+            print(file=out)  # type: ignore[arg-type]
+            failed = sorted(h for h, s in states.items() if s != "success")
+            if failed:
+                print(f"failed hours: {', '.join(failed)} (logs: {airflow_home(config) / 'logs'})",
+                      file=out)  # type: ignore[arg-type]
+                return 1
+            return 0
+        if time.monotonic() > deadline:
+            raise CdclakeError(f"backfill not finished after {timeout_s:.0f}s: {states}")
+        time.sleep(15)
+
+
 def register(commands: argparse._SubParsersAction) -> None:
-    p = commands.add_parser("airflow", help="the Airflow UI (airflow standalone) for this state folder")
-    p.add_argument("action", choices=["start", "stop", "status"])
+    p = commands.add_parser("airflow", help="the Airflow UI (airflow standalone) and backfills on it")
+    p.add_argument("action", choices=["start", "stop", "status", "backfill"])
     p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--start", type=parse_hour, help="backfill: first hour (UTC), e.g. 2025-02-03T07")
+    p.add_argument("--end", type=parse_hour, help="backfill: end hour, exclusive")
+    p.add_argument("--reprocess", choices=["none", "failed", "completed"], default="completed",
+                   help="backfill: hours that already have a run are re-run when completed/failed")
+    p.add_argument("--wait", action="store_true", help="backfill: follow the runs until they finish")
     p.set_defaults(handler=_command)
 
 
 def _command(args: argparse.Namespace) -> int:
+    if args.action == "backfill":
+        if args.start is None or args.end is None:
+            raise CdclakeError("backfill needs --start and --end")
+        return backfill(load_config(), args.start, args.end, args.reprocess, args.wait)
     if args.action == "start":
         return start(args.port)
     return stop() if args.action == "stop" else status()

@@ -5,12 +5,14 @@ Configuration enters once (file + ``CDCLAKE_*`` environment variables) and is pa
 
 Environment overrides: ``CDCLAKE_KAFKA_BOOTSTRAP``, ``CDCLAKE_KAFKA_PORT``,
 ``CDCLAKE_CATALOG_URI``, ``CDCLAKE_WAREHOUSE``, ``CDCLAKE_SPARK_MASTER``, ``CDCLAKE_SPARK_CONF``
-(``key=value,key=value`` merged over ``spark.conf``), ``CDCLAKE_HOME``
+(``key=value,key=value`` merged over ``spark.conf``), ``CDCLAKE_START_DATE`` (the hourly DAG's
+first hour, ``schedule.start_date``), ``CDCLAKE_HOME``
 (state folder) and ``CDCLAKE_CONFIG`` (this file's path).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,8 @@ import yaml
 
 from cdclake.exceptions import ConfigError
 from cdclake.paths import config_path, state_home
+
+DEFAULT_START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ class PipelineConfig:
     max_value_bytes: int
     home: Path
     maintenance: MaintenanceConfig = field(default_factory=MaintenanceConfig)
+    # The hourly DAG's first data interval; the scheduler catches up from here, older hours are
+    # backfills. Hour-aligned, UTC.
+    start_date: dt.datetime = DEFAULT_START_DATE
 
     def topic(self, name: str) -> TopicConfig:
         for topic in self.topics:
@@ -121,7 +128,29 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         max_value_bytes=int((raw.get("normalize") or {}).get("max_value_bytes", 4 * 1024 * 1024)),
         home=home,
         maintenance=_maintenance(raw.get("maintenance") or {}),
+        start_date=_start_date(env.get("CDCLAKE_START_DATE")
+                               or (raw.get("schedule") or {}).get("start_date")),
     )
+
+
+def _start_date(value: object) -> dt.datetime:
+    """``schedule.start_date``: an ISO hour (``2025-02-03T07:00:00Z``); zone-less means UTC."""
+    if value is None or value == "":
+        return DEFAULT_START_DATE
+    if isinstance(value, dt.datetime):
+        parsed = value
+    elif isinstance(value, dt.date):
+        parsed = dt.datetime(value.year, value.month, value.day)
+    else:
+        try:
+            parsed = dt.datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            raise ConfigError(f"schedule.start_date {value!r} is not an ISO date-time "
+                              "(e.g. 2025-02-03T07:00:00Z)") from None
+    parsed = parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
+    if (parsed.minute, parsed.second, parsed.microsecond) != (0, 0, 0):
+        raise ConfigError(f"schedule.start_date {value!r} must be on the hour: the DAG runs hourly intervals")
+    return parsed
 
 
 def _conf_pairs(text: str) -> dict[str, str]:

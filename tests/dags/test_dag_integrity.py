@@ -138,3 +138,13 @@ def test_parse_time_lookups_are_caught(parse_bag, tmp_path: Path, lookup: str):
                         "    pass\n\nbad_dag()\n")
     bag = parse_bag(dag_file)
     assert "ParseTimeLookup" in str(bag.import_errors) or "parse time" in str(bag.import_errors)
+
+
+def test_hourly_start_date_comes_from_the_configuration(monkeypatch: pytest.MonkeyPatch):
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.setenv("CDCLAKE_START_DATE", "2025-02-03T07:00:00Z")
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / "cdclake_hourly.py"), safe_mode=False)
+    dag = bag.dags["cdclake_hourly"]
+    assert dag.start_date.isoformat() == "2025-02-03T07:00:00+00:00"
+    assert dag.catchup is True and dag.max_active_runs == 1

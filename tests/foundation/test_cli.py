@@ -25,3 +25,17 @@ def test_formats_lists_every_registered_format_with_a_description() -> None:
     lines = out.strip().splitlines()
     assert [line.split()[0] for line in lines] == list(registry())
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
+
+
+def test_airflow_backfill_refuses_clearly_without_a_scheduler(tmp_path) -> None:
+    import os
+
+    env = {**os.environ, "CDCLAKE_HOME": str(tmp_path)}
+    run = subprocess.run([*_cdclake(), "airflow", "backfill", "--start", "2025-02-03T07", "--end",
+                          "2025-02-03T10"], capture_output=True, text=True, env=env, check=False)
+    assert run.returncode != 0
+    assert "Airflow is not running: start it with `cdclake airflow start`" in run.stderr
+    run = subprocess.run([*_cdclake(), "airflow", "backfill", "--start", "2025-02-03T07", "--end",
+                          "2025-02-03T07"], capture_output=True, text=True, env=env, check=False)
+    assert run.returncode != 0
+    assert "--end 2025-02-03T07:00:00Z must be after --start 2025-02-03T07:00:00Z" in run.stderr

@@ -1,0 +1,47 @@
+"""The pipeline configuration: the hourly DAG's start date (file, environment override, checks)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from cdclake.config import DEFAULT_START_DATE, load_config
+from cdclake.exceptions import ConfigError
+
+
+def _config(tmp_path: Path, text: str, **env: str):
+    path = tmp_path / "pipeline.yml"
+    path.write_text(text)
+    return load_config(path, env=env)
+
+
+def test_start_date_defaults_to_the_shipped_value(tmp_path: Path) -> None:
+    assert _config(tmp_path, "topics: []\n").start_date == DEFAULT_START_DATE
+    assert load_config(env={}).start_date == dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ('"2025-02-03T07:00:00Z"', dt.datetime(2025, 2, 3, 7, tzinfo=dt.UTC)),
+    ('"2025-02-03T07:00"', dt.datetime(2025, 2, 3, 7, tzinfo=dt.UTC)),
+    ('"2025-02-03T15:00:00+08:00"', dt.datetime(2025, 2, 3, 7, tzinfo=dt.UTC)),
+    ("2025-02-03", dt.datetime(2025, 2, 3, tzinfo=dt.UTC)),
+])
+def test_start_date_from_the_file_is_an_utc_hour(tmp_path: Path, value: str, expected: dt.datetime) -> None:
+    assert _config(tmp_path, f"schedule:\n  start_date: {value}\n").start_date == expected
+
+
+def test_the_environment_overrides_the_file(tmp_path: Path) -> None:
+    config = _config(tmp_path, 'schedule:\n  start_date: "2025-02-03T07:00:00Z"\n',
+                     CDCLAKE_START_DATE="2100-01-01T00:00:00Z")
+    assert config.start_date == dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    ('"2025-02-03T07:30:00Z"', "must be on the hour"),
+    ('"yesterday"', "not an ISO date-time"),
+])
+def test_bad_start_dates_are_refused_with_the_reason(tmp_path: Path, value: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        _config(tmp_path, f"schedule:\n  start_date: {value}\n")
