@@ -8,7 +8,6 @@ halves are hash-partitioned by their pair key and merged in one pass), lineage c
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ from pyspark.sql.types import (
 
 from spark_jobs.formats import get_decoder
 from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
-from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, RawMessage
+from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
 from spark_jobs.formats.decoding import decode_one
 
 KIND_ROW, KIND_CONTROL, KIND_REJECTED = "row", "control", "rejected"
@@ -91,7 +90,10 @@ def _empty_outcome(message: RawMessage, kind: str) -> dict[str, Any]:
 
 
 def outcomes_of(decoder: Decoder, message: RawMessage) -> list[dict[str, Any]]:
-    """One message -> its outcome records (several for multi-row messages)."""
+    """One message -> its outcome records (several for multi-row messages).
+
+    The record-at-a-time form of what :func:`_decode_batches` builds column by column (kept for
+    callers that want dicts; both go through :func:`decode_one`)."""
     outcome = decode_one(decoder, message)
     if outcome.rejected is not None:
         record = _empty_outcome(message, KIND_REJECTED)
@@ -110,37 +112,83 @@ def outcomes_of(decoder: Decoder, message: RawMessage) -> list[dict[str, Any]]:
     return records
 
 
+# Change-row columns plus the pairing columns a decoder may set: what an outcome's row gives.
+_ROW_GIVEN = (*CHANGE_ROW_FIELDS, PAIR_KEY, PAIR_ROLE)
+_NO_ROW: dict[str, Any] = {}
+
+
+def _micros_column(column: pa.Array | pa.ChunkedArray) -> list[int | None]:
+    """Arrow timestamps as integer epoch microseconds (no per-value ``datetime``)."""
+    return column.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_pylist()
+
+
 def _decode_batches(topic_formats: dict[str, TopicFormat], default: TopicFormat) -> Any:
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         decoders: dict[str, Decoder] = {}
         for batch in batches:
-            columns = batch.to_pydict()
-            out: list[dict[str, Any]] = []
-            for i in range(batch.num_rows):
-                topic = columns["topic"][i]
-                decoder = decoders.get(topic)
-                if decoder is None:
-                    spec = topic_formats.get(topic, default)
-                    decoder = decoders[topic] = get_decoder(spec.format_id, spec.options)
-                timestamp = columns["timestamp"][i]
-                message = RawMessage(
-                    value=columns["value"][i], key=columns["key"][i], topic=topic,
-                    partition=columns["partition"][i], offset=columns["offset"][i],
-                    timestamp_ms=None if timestamp is None else _millis(timestamp))
-                out.extend(outcomes_of(decoder, message))
-            yield pa.RecordBatch.from_pylist(out, schema=_OUTCOME_ARROW)
+            yield _decode_batch(batch, decoders, topic_formats, default)
     return decode
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def _millis(value: dt.datetime | int) -> int:
-    """Arrow hands timestamps to Python as (UTC) datetimes; Kafka timestamps are milliseconds."""
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return (moment - _EPOCH) // dt.timedelta(milliseconds=1)
-    return int(value)
+def _decode_batch(batch: pa.RecordBatch, decoders: dict[str, Decoder],
+                  topic_formats: dict[str, TopicFormat], default: TopicFormat) -> pa.RecordBatch:
+    """One Arrow batch of raw records -> one Arrow batch of outcomes, built column by column:
+    per outcome only its row dict (or none) and its message's index are kept, and each output
+    column is one list comprehension over them."""
+    topics = batch.column("topic").to_pylist()
+    partitions = batch.column("partition").to_pylist()
+    offsets = batch.column("offset").to_pylist()
+    micros = _micros_column(batch.column("timestamp"))
+    keys = batch.column("key").to_pylist()
+    values = batch.column("value").to_pylist()
+    source: list[int] = []                 # outcome -> index of its message
+    rows: list[dict[str, Any]] = []        # outcome -> its change row (_NO_ROW if none)
+    kinds: list[str] = []
+    extra: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
+    for i, topic in enumerate(topics):
+        decoder = decoders.get(topic)
+        if decoder is None:
+            spec = topic_formats.get(topic, default)
+            decoder = decoders[topic] = get_decoder(spec.format_id, spec.options)
+        stamp = micros[i]
+        message = RawMessage(value=values[i], key=keys[i], topic=topic, partition=partitions[i],
+                             offset=offsets[i], timestamp_ms=None if stamp is None else stamp // 1000)
+        outcome = decode_one(decoder, message)
+        if outcome.rejected is not None:
+            rejected = outcome.rejected
+            extra[len(rows)] = (None, rejected.format_id, rejected.reason, rejected.detail)
+            source.append(i)
+            rows.append(_NO_ROW)
+            kinds.append(KIND_REJECTED)
+        elif outcome.control is not None:
+            extra[len(rows)] = (outcome.control, None, None, None)
+            source.append(i)
+            rows.append(_NO_ROW)
+            kinds.append(KIND_CONTROL)
+        else:
+            for row in outcome.rows:
+                source.append(i)
+                rows.append(row)
+                kinds.append(KIND_ROW)
+    columns: dict[str, list[Any]] = {name: [row.get(name) for row in rows] for name in _ROW_GIVEN}
+    columns["_kind"] = kinds
+    for position, name in enumerate(("control_kind", "format_tried", "reason_code", "reason_message")):
+        columns[name] = [None] * len(rows)
+        for index, texts in extra.items():
+            columns[name][index] = texts[position]
+    columns["msg_topic"] = [topics[i] for i in source]
+    columns["msg_partition"] = [partitions[i] for i in source]
+    columns["msg_offset"] = [offsets[i] for i in source]
+    columns["msg_timestamp"] = [None if micros[i] is None else micros[i] // 1000 * 1000 for i in source]
+    columns["msg_key"] = [keys[i] for i in source]
+    msg_value: list[bytes | None] = [None] * len(rows)
+    for index, texts in extra.items():
+        if texts[0] is None:  # rejected: the quarantine keeps the value
+            msg_value[index] = values[source[index]]
+    columns["msg_value"] = msg_value
+    return pa.RecordBatch.from_arrays(
+        [pa.array(columns[field.name], type=field.type) for field in _OUTCOME_ARROW],
+        schema=_OUTCOME_ARROW)
 
 
 def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
@@ -179,17 +227,24 @@ def _row_only(row: dict[str, Any]) -> dict[str, Any]:
     return {name: row.get(name) for name in _ROW_ARROW.names}
 
 
-def change_rows(outcomes: DataFrame) -> DataFrame:
-    """The change rows of decoded outcomes, with two-message updates paired (same rule as the CLI)."""
-    rows = outcomes.where(F.col("_kind") == KIND_ROW)
-    whole = rows.where(F.col(PAIR_KEY).isNull()).select(*ROW_SCHEMA.fieldNames())
-    halves = (rows.where(F.col(PAIR_KEY).isNotNull())
+def paired_updates(outcomes: DataFrame) -> DataFrame:
+    """The halves of two-message updates, merged (same rule as the CLI): one row per pair."""
+    halves = (outcomes.where((F.col("_kind") == KIND_ROW) & F.col(PAIR_KEY).isNotNull())
               .select(*ROW_SCHEMA.fieldNames(), PAIR_KEY, PAIR_ROLE)
               .repartition("kafka_topic", PAIR_KEY)
               .sortWithinPartitions("kafka_topic", PAIR_KEY, "kafka_partition", "kafka_offset",
                                     "record_index"))
-    paired = halves.mapInArrow(_pair_partition, ROW_SCHEMA)
-    return whole.unionByName(paired)
+    return halves.mapInArrow(_pair_partition, ROW_SCHEMA)
+
+
+def change_rows(outcomes: DataFrame, paired: DataFrame | None = None) -> DataFrame:
+    """The change rows of decoded outcomes, with two-message updates paired (same rule as the CLI).
+
+    ``paired`` is :func:`paired_updates` of ``outcomes`` when the caller already has it (e.g.
+    persisted, so that the pairing shuffle runs once for several uses)."""
+    whole = (outcomes.where((F.col("_kind") == KIND_ROW) & F.col(PAIR_KEY).isNull())
+             .select(*ROW_SCHEMA.fieldNames()))
+    return whole.unionByName(paired if paired is not None else paired_updates(outcomes))
 
 
 def controls(outcomes: DataFrame) -> DataFrame:

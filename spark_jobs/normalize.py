@@ -23,6 +23,7 @@ from spark_jobs.decode_spark import (
     TopicFormat,
     change_rows,
     decode_outcomes,
+    paired_updates,
 )
 from spark_jobs.formats.base import FormatOptions
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables
@@ -62,8 +63,9 @@ def hour_filter(hour: dt.datetime, column: str = "landed_hour") -> Column:
     return F.col(column) == F.lit(hour).cast("timestamp")
 
 
-def changelog_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> DataFrame:
-    return (change_rows(outcomes)
+def changelog_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str,
+                   paired: DataFrame | None = None) -> DataFrame:
+    return (change_rows(outcomes, paired)
             .withColumn("landed_hour", F.lit(hour).cast("timestamp"))
             .withColumn("run_id", F.lit(run_id)))
 
@@ -85,8 +87,10 @@ def quarantine_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> Data
     )
 
 
-def run_stats(raw: DataFrame, outcomes: DataFrame, hour: dt.datetime, run_id: str) -> DataFrame:
-    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic."""
+def run_stats(raw: DataFrame, outcomes: DataFrame, hour: dt.datetime, run_id: str,
+              paired: DataFrame | None = None) -> DataFrame:
+    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic
+    (``paired``: the outcomes' :func:`~spark_jobs.decode_spark.paired_updates`, if at hand)."""
     message_key = ["msg_topic", "msg_partition", "msg_offset"]
     raw_counts = raw.groupBy(F.col("topic")).agg(F.count(F.lit(1)).alias("value")).select(
         F.lit("raw_messages").alias("metric"), "topic", F.lit(None).cast("string").alias("source_format"),
@@ -102,7 +106,7 @@ def run_stats(raw: DataFrame, outcomes: DataFrame, hour: dt.datetime, run_id: st
                        F.lit(None).cast("string").alias("reason_code"),
                        F.lit(None).cast("string").alias("control_kind"), "value"))
     # Counted after pairing, so they equal the changelog's rows.
-    changes = (change_rows(outcomes).groupBy("kafka_topic", "source_format", "op", "table_name")
+    changes = (change_rows(outcomes, paired).groupBy("kafka_topic", "source_format", "op", "table_name")
                .agg(F.count(F.lit(1)).alias("value"))
                .select(F.lit("change_rows").alias("metric"), F.col("kafka_topic").alias("topic"),
                        "source_format", "op", "table_name",
@@ -165,16 +169,22 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
         # A fresh branch from main: a re-run of the hour starts from what analysts see.
         start_audit(spark, (CHANGELOG, QUARANTINE), hour)
     raw = spark.table(RAW_MESSAGES).where(hour_filter(hour))
+    # Decoded once, and the update pairs merged once: stats, changelog and quarantine all read
+    # these two persisted frames, and the stats are computed once (written from what was
+    # collected), so no Python decoder or pairing pass runs twice.
     outcomes = decode_outcomes(raw, formats).persist(StorageLevel.MEMORY_AND_DISK)
+    paired = paired_updates(outcomes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        stats_df = run_stats(raw, outcomes, hour, run_id)
-        stats = [r.asDict() for r in stats_df.collect()]
+        stats_df = run_stats(raw, outcomes, hour, run_id, paired)
+        collected = stats_df.collect()
+        stats = [r.asDict() for r in collected]
         totals = reconcile(stats)
-        changes = changelog_rows(outcomes, hour, run_id)
+        changes = changelog_rows(outcomes, hour, run_id, paired)
         _replace_hour(spark, changes, CHANGELOG, hour, branch)
         _replace_hour(spark, quarantine_rows(outcomes, hour, run_id), QUARANTINE, hour, branch)
-        _replace_stats(spark, stats_df, hour)
+        _replace_stats(spark, spark.createDataFrame(collected, stats_df.schema), hour)
     finally:
+        paired.unpersist()
         outcomes.unpersist()
 
     def total(metric: str) -> int:

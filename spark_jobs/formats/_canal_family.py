@@ -408,16 +408,32 @@ class CanalFamilyDecoder(JsonDecoder):
     def _image(self, raw: dict[str, Any], types: dict[str, str],
                warnings: list[str]) -> dict[str, str | None]:
         image: dict[str, str | None] = {}
-        zone = self.options.source_timezone
+        converters = self._converters()
         for column, value in raw.items():
+            if value is None:
+                image[column] = None
+                continue
             logical = types.get(column)
-            convert = _guarded(_converter(logical, self.binary_encoding, zone))
+            if logical is None and type(value) is str:  # untyped text: itself (text_of)
+                image[column] = value
+                continue
+            convert = converters.get(logical)
+            if convert is None:
+                convert = converters[logical] = _guarded(
+                    _converter(logical, self.binary_encoding, self.options.source_timezone))
             text = self.convert(value, convert, warnings, column)
             if logical == "LONG" and text is not None and _beyond_int64(text):
                 # e.g. an unsigned BIGINT typed "bigint": keep every digit, widen the type.
                 types[column] = f"DECIMAL({max(20, len(text.lstrip('-')))},0)"
             image[column] = text
         return image
+
+    def _converters(self) -> dict[str | None, Any]:
+        """This decoder's guarded converter per logical type (built once, on first use)."""
+        cache: dict[str | None, Any] | None = self.__dict__.get("_converter_cache")
+        if cache is None:
+            cache = self.__dict__["_converter_cache"] = {}
+        return cache
 
     # -- field readers -------------------------------------------------------------------
     def _array(self, doc: dict[str, Any], name: str) -> list[Any] | None:

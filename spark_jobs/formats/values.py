@@ -22,10 +22,20 @@ class JsonNumber(str):
     """A JSON number kept as its exact source text (never through float)."""
 
 
+# One decoder for every call: ``json.loads`` with hooks builds a new JSONDecoder (and scanner)
+# per call, which costs as much as parsing a small message.
+_EXACT_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber,
+                                  parse_constant=JsonNumber)
+
+
 def loads_exact(text: str | bytes) -> Any:
     """``json.loads`` that keeps every number as its exact text (:class:`JsonNumber`)."""
-    return json.loads(text, parse_int=JsonNumber, parse_float=JsonNumber,
-                      parse_constant=JsonNumber)
+    if not isinstance(text, str):
+        return json.loads(text, parse_int=JsonNumber, parse_float=JsonNumber,
+                          parse_constant=JsonNumber)
+    if text.startswith("\ufeff"):  # what json.loads says (a BOM is not JSON)
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _EXACT_DECODER.decode(text)
 
 
 def dumps_compact(value: Any) -> str:
