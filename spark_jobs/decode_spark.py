@@ -29,7 +29,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_jobs.formats import get_decoder
+from spark_jobs.formats import errors, get_decoder
 from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
 from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
 from spark_jobs.formats.decoding import decode_one
@@ -170,6 +170,53 @@ def _decode_batch(batch: pa.RecordBatch, decoders: dict[str, Decoder],
                 source.append(i)
                 rows.append(row)
                 kinds.append(KIND_ROW)
+    try:
+        return _outcome_batch(rows, kinds, extra, source, topics, partitions, offsets, micros,
+                              keys, values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+        pass
+    # A row Arrow cannot hold (a decoder let a vendor value of the wrong type through): its
+    # message goes to quarantine like any other bad input, instead of failing the whole task.
+    unstorable: dict[int, str] = {}
+    for row, i in zip(rows, source, strict=True):
+        if row is not _NO_ROW and i not in unstorable:
+            problem = _unstorable_field(row)
+            if problem is not None:
+                unstorable[i] = f"{row.get('source_format')}: the change row cannot be stored: {problem}"
+    kept = [n for n, i in enumerate(source) if i not in unstorable]
+    new_extra = {}
+    new_rows, new_kinds, new_source = [], [], []
+    for n in kept:
+        if n in extra:
+            new_extra[len(new_rows)] = extra[n]
+        new_rows.append(rows[n])
+        new_kinds.append(kinds[n])
+        new_source.append(source[n])
+    for i, detail in unstorable.items():
+        format_id = decoders[topics[i]].format_id
+        new_extra[len(new_rows)] = (None, format_id, errors.INVALID_FIELD, detail)
+        new_rows.append(_NO_ROW)
+        new_kinds.append(KIND_REJECTED)
+        new_source.append(i)
+    return _outcome_batch(new_rows, new_kinds, new_extra, new_source, topics, partitions, offsets,
+                          micros, keys, values)
+
+
+def _unstorable_field(row: dict[str, Any]) -> str | None:
+    """The first field of ``row`` its Arrow column type cannot hold, and why; None if none."""
+    for field in _OUTCOME_ARROW:
+        if field.name in row:
+            try:
+                pa.array([row[field.name]], type=field.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
+                return f"'{field.name}': {exc}"
+    return None
+
+
+def _outcome_batch(rows: list[dict[str, Any]], kinds: list[str],
+                   extra: dict[int, tuple[str | None, str | None, str | None, str | None]],
+                   source: list[int], topics: list[Any], partitions: list[Any], offsets: list[Any],
+                   micros: list[Any], keys: list[Any], values: list[Any]) -> pa.RecordBatch:
     columns: dict[str, list[Any]] = {name: [row.get(name) for row in rows] for name in _ROW_GIVEN}
     columns["_kind"] = kinds
     for position, name in enumerate(("control_kind", "format_tried", "reason_code", "reason_message")):

@@ -10,13 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_jobs.formats import errors
-from spark_jobs.formats.base import Decoder, pair_update_halves
-from spark_jobs.formats.canonical import TIME_FIELDS, RawMessage
+from spark_jobs.formats.base import Decoder, _type_word, pair_update_halves
+from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, TIME_FIELDS, RawMessage
 from spark_jobs.formats.errors import DecodeError
 
 # Times every consumer (Spark, Arrow, Python datetime) can hold: 0001-01-01 .. 9999-12-31.
 MIN_MICROS = -62_135_596_800_000_000
 MAX_MICROS = 253_402_300_799_999_999
+# Text fields of a change row: a vendor value of another JSON type (a table name that is an
+# array, say) is a bad message, not a row (Spark could not even store it).
+TEXT_FIELDS = tuple(name for name, sql_type in CHANGE_ROW_COLUMNS if sql_type == "string")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,12 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
         detail = f"{decoder.format_id}: message produced no change rows and is not a control message"
         return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
     for row in decoded.rows:
+        for name in TEXT_FIELDS:
+            value = row.get(name)
+            if value is not None and not isinstance(value, str):
+                detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' must be text, "
+                          f"got {_type_word(type(value))}")
+                return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
         _fill_event_time(row)
         for name in TIME_FIELDS:
             value = row.get(name)
