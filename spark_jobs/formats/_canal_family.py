@@ -421,8 +421,12 @@ class CanalFamilyDecoder(JsonDecoder):
             if convert is None:
                 convert = converters[logical] = _guarded(
                     _converter(logical, self.binary_encoding, self.options.source_timezone))
-            text = self.convert(value, convert, warnings, column)
-            if logical == "LONG" and text is not None and _beyond_int64(text):
+            try:  # Decoder.convert, inlined (the hot loop)
+                text = convert(value)
+            except ConversionWarning as exc:
+                warnings.append(f"column {column!r}: {exc}; original text kept")
+                text = value if isinstance(value, str) else dumps_compact(value)
+            if logical == "LONG" and _beyond_int64(text):
                 # e.g. an unsigned BIGINT typed "bigint": keep every digit, widen the type.
                 types[column] = f"DECIMAL({max(20, len(text.lstrip('-')))},0)"
             image[column] = text

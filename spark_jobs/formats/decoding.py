@@ -20,6 +20,7 @@ MAX_MICROS = 253_402_300_799_999_999
 # Text fields of a change row: a vendor value of another JSON type (a table name that is an
 # array, say) is a bad message, not a row (Spark could not even store it).
 TEXT_FIELDS = tuple(name for name, sql_type in CHANGE_ROW_COLUMNS if sql_type == "string")
+_TEXT_OR_NULL = (str, type(None))
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,12 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
         detail = f"{decoder.format_id}: message produced no change rows and is not a control message"
         return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
     for row in decoded.rows:
-        for name in TEXT_FIELDS:
-            value = row.get(name)
-            if value is not None and not isinstance(value, str):
-                detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' must be text, "
-                          f"got {_type_word(type(value))}")
-                return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
+        not_text = [name for name in TEXT_FIELDS if not isinstance(row.get(name), _TEXT_OR_NULL)]
+        if not_text:
+            name = not_text[0]
+            detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' must be text, "
+                      f"got {_type_word(type(row[name]))}")
+            return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
         _fill_event_time(row)
         for name in TIME_FIELDS:
             value = row.get(name)

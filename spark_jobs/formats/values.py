@@ -38,10 +38,24 @@ def loads_exact(text: str | bytes) -> Any:
     return _EXACT_DECODER.decode(text)
 
 
+# What ``json.dumps(text, ensure_ascii=False)`` does for a str, without building an encoder.
+_json_text = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
 def dumps_compact(value: Any) -> str:
     """Compact JSON text; :class:`JsonNumber` values are written back digit for digit."""
     if value is None:
         return "null"
+    kind = type(value)  # exact types first: the common cases, without the isinstance chain
+    if kind is str:
+        return _json_text(value)
+    if kind is JsonNumber:
+        return str(value)
+    if kind is dict:
+        return "{" + ",".join([f"{_json_text(str(k))}:{dumps_compact(v)}"
+                               for k, v in value.items()]) + "}"
+    if kind is list:
+        return "[" + ",".join([dumps_compact(v) for v in value]) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, JsonNumber):
