@@ -75,6 +75,7 @@ BINARY_BYTE_LIST = "byte_list"
 BINARY_BASE64 = "base64"
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_UTC_NAMES = frozenset({"UTC", "Z", "Etc/UTC"})  # the names ``values.zone`` reads as UTC
 _EPOCH_SECONDS = re.compile(r"^\s*\d{1,12}(\.\d+)?\s*$")
 _BYTE_LIST = re.compile(r"^\s*\[\s*(-?\d{1,3}\s*(,\s*-?\d{1,3}\s*)*)?\]\s*$")
 _WALL_CLOCK = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?(\.\d+)?\s*$")
@@ -169,6 +170,10 @@ def instant_text(value: Any, zone: str) -> str:
     if _ZONED.search(text):
         return iso_utc_from_zoned_text(text)
     canonical = wall_clock_text(text)
+    if zone in _UTC_NAMES and canonical[0] != "0":
+        # Read in UTC, a wall clock is its own UTC text (years 1000+, which strftime pads the
+        # same way): what the general path below gives, without the round trip.
+        return canonical + "Z"
     whole, _, fraction = canonical.partition(".")
     try:
         micros = wall_clock_to_utc_micros(whole, zone)
@@ -322,19 +327,29 @@ class CanalFamilyDecoder(JsonDecoder):
 
     def _common(self, f: CanalFields) -> dict[str, Any]:
         keys = self._key_columns(f)
-        types: dict[str, str] = {}
-        for column in dict.fromkeys([*f.type_names, *f.sql_types]):
-            logical = column_logical_type(f.type_names.get(column), f.sql_types.get(column))
-            if logical is not None:
-                types[str(column)] = logical
         return {
             "database": f.database, "schema_name": f.schema_name, "table_name": f.table,
-            "primary_key_columns": keys, "column_types": types,
+            "primary_key_columns": keys, "column_types": self._column_types(f),
             "event_time": self._epoch_ms(f.event_ms, f.event_field),
             "produced_time": self._epoch_ms(f.produced_ms, f.produced_field),
             "source_sequence": self._sequence(f.sequence),
             "source_position": f.position,
         }
+
+    def _column_types(self, f: CanalFields) -> dict[str, str]:
+        """Logical type per column from the message's type maps; a topic repeats a few type
+        declarations, so the result is cached per declaration (a fresh copy each time)."""
+        try:
+            declaration = (tuple(f.type_names.items()), tuple(f.sql_types.items()))
+            cache: dict[Any, dict[str, str]] = self.__dict__.setdefault("_types_cache", {})
+            cached = cache.get(declaration)
+        except TypeError:  # an unhashable vendor value: compute uncached
+            return _column_types(f.type_names, f.sql_types)
+        if cached is None:
+            if len(cache) >= 1024:
+                cache.clear()
+            cached = cache[declaration] = _column_types(f.type_names, f.sql_types)
+        return dict(cached)
 
     def _key_columns(self, f: CanalFields) -> list[str]:
         override = self.key_override(f.database, f.table)
@@ -490,6 +505,15 @@ class CanalFamilyDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD,
                             f"'id' must be a non-negative integer, got {text[:40]!r}")
         return f"{int(text):020d}"
+
+
+def _column_types(type_names: dict[str, Any], sql_types: dict[str, Any]) -> dict[str, str]:
+    types: dict[str, str] = {}
+    for column in dict.fromkeys([*type_names, *sql_types]):
+        logical = column_logical_type(type_names.get(column), sql_types.get(column))
+        if logical is not None:
+            types[str(column)] = logical
+    return types
 
 
 def table_change_primary_keys(doc: dict[str, Any]) -> list[str] | None:

@@ -111,6 +111,9 @@ MIN_KEY, MAX_KEY, UNDEFINED = Special("MinKey"), Special("MaxKey"), Special("und
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_SPACE = re.compile(r"[ \t\r\n\ufeff]*")
+# A run of string characters that are neither the closing quote nor a backslash.
+_PLAIN_RUN = {'"': re.compile(r'[^"\\]+'), "'": re.compile(r"[^'\\]+")}
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
             "t": "\t", "v": "\v", "0": "\0"}
 
@@ -132,9 +135,7 @@ class _Parser:
 
     # -- lexical helpers
     def skip_space(self) -> None:
-        text, n = self.text, len(self.text)
-        while self.pos < n and text[self.pos] in " \t\r\n\ufeff":
-            self.pos += 1
+        self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
 
     def peek(self) -> str:
         self.skip_space()
@@ -226,7 +227,12 @@ class _Parser:
         self.pos += 1
         parts: list[str] = []
         text, n = self.text, len(self.text)
+        plain = _PLAIN_RUN[quote]
         while True:
+            run = plain.match(text, self.pos)
+            if run is not None:  # a run of ordinary characters at once
+                parts.append(run.group())
+                self.pos = run.end()
             if self.pos >= n:
                 raise self.error("string is not closed", start)
             char = text[self.pos]

@@ -78,24 +78,25 @@ class Decoded:
 def new_change_row(source_format: str, message: RawMessage, record_index: int = 0,
                    **values: Any) -> dict[str, Any]:
     """A change row with lineage filled from ``message`` and every other field defaulted."""
-    unknown = set(values) - set(CHANGE_ROW_FIELDS)
-    if unknown:
-        raise TypeError(f"not change-row fields: {sorted(unknown)}")
-    row: dict[str, Any] = dict.fromkeys(CHANGE_ROW_FIELDS)
-    row.update(
-        source_format=source_format,
-        kafka_topic=message.topic,
-        kafka_partition=message.partition,
-        kafka_offset=message.offset,
-        record_index=record_index,
-        primary_key_columns=[],
-        after_is_full=False,
-        column_types={},
-        warnings=[],
-        kafka_timestamp=None if message.timestamp_ms is None else message.timestamp_ms * 1000,
-    )
+    if not _FIELD_SET.issuperset(values):
+        raise TypeError(f"not change-row fields: {sorted(set(values) - _FIELD_SET)}")
+    row: dict[str, Any] = _EMPTY_ROW.copy()
+    row["source_format"] = source_format
+    row["kafka_topic"] = message.topic
+    row["kafka_partition"] = message.partition
+    row["kafka_offset"] = message.offset
+    row["record_index"] = record_index
+    row["primary_key_columns"] = []
+    row["after_is_full"] = False
+    row["column_types"] = {}
+    row["warnings"] = []
+    row["kafka_timestamp"] = None if message.timestamp_ms is None else message.timestamp_ms * 1000
     row.update(values)
     return row
+
+
+_FIELD_SET = frozenset(CHANGE_ROW_FIELDS)
+_EMPTY_ROW: dict[str, Any] = dict.fromkeys(CHANGE_ROW_FIELDS)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

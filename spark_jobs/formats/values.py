@@ -147,11 +147,19 @@ def base64_of_bytes(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+_PLAIN_JSON = json.JSONDecoder()
+
+
 def base64_from_byte_list(text: str) -> str:
     """DRS binary: ``"[106, 103]"`` (signed or unsigned decimal bytes) -> base64."""
     inner = text.strip()
     if not (inner.startswith("[") and inner.endswith("]")):
         raise ConversionWarning(f"not a byte list: {text[:40]!r}")
+    if "t" not in inner and "f" not in inner:  # no true/false, which bytes() would take as 1/0
+        try:  # fast path: a JSON array of unsigned bytes, parsed and range-checked in C
+            return base64_of_bytes(bytes(_PLAIN_JSON.decode(inner)))
+        except (ValueError, TypeError):
+            pass  # signed bytes, spaces before commas, ...: the general rules below
     body = inner[1:-1].strip()
     if not body:
         return ""

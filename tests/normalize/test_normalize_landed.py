@@ -27,8 +27,10 @@ def _produce(bootstrap: str) -> dict[tuple[str, int], tuple[bytes | None, bytes 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in mixed_traffic.TOPIC_FORMATS]).values():
         future.result()
+    # Idempotent: a retried batch (a slow, shared machine) is neither duplicated nor reordered,
+    # so the offsets below are the ones the broker assigns.
     producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 16 * 1024 * 1024,
-                         "linger.ms": 5})
+                         "linger.ms": 5, "enable.idempotence": True})
     sent: dict[tuple[str, int], tuple[bytes | None, bytes | None, int]] = {}
     offsets: dict[str, int] = {}
     base_ms = int(HOUR.replace(tzinfo=dt.UTC).timestamp() * 1000) + 60_000
