@@ -14,6 +14,9 @@ For each key the hour touches, compaction takes one of two paths:
   (the MERGE keeps the other stored columns), full images and deletes replace.
 * **slow path** — some change is not newer (an out-of-order hour, a duplicate, a re-run): recompute
   the key from its *whole* history in ``cdc.changelog`` (all hours) and replace the stored row.
+  Every key of an hour that is not later than the newest hour already compacted into the table
+  (table property ``cdc.compacted-through``: a re-run or an out-of-order hour) takes the slow
+  path, so a re-run never depends on tombstones still being there.
 
 Every run only ever grows the set of changes a key's state is the fold of, and a fold of the same
 set is the same state, so after all hours are compacted — once, twice, in any order — each key
@@ -24,8 +27,9 @@ that need it.
 Deletes leave a **tombstone** (key + order key) in ``current.<db>__<table>__tombstones`` so a late
 change never resurrects a deleted row; the main table holds live rows only, which is what analysts
 query. Tombstones are dropped by the daily maintenance DAG ``compaction.tombstone_retention_days``
-after their event time (a change arriving later than that can resurrect a row: the retention is
-the bound of lateness; for replays of old history raise it accordingly).
+after their event time: the retention bounds the lateness of *new* data (a change landing in a
+later hour with an event older than a purged delete can resurrect the row). Re-running or
+replaying hours does not depend on them (see the slow path).
 ``TRUNCATE`` is a table-level change: rows older than it are deleted, its order key is kept in the
 table property ``cdc.truncated-before`` (changes older than it never apply), and rows newer than it
 are recomputed from history (they may hold partial updates on top of truncated state).
@@ -100,6 +104,8 @@ OCCURRENCE = "_cdc_occurrence"
 TRUNCATE_PROPERTY = "cdc.truncated-before"
 SOURCE_PROPERTY = "cdc.source"
 KEYLESS_PROPERTY = "cdc.keyless"
+# The newest landing hour compacted into the table (``YYYY-MM-DDTHH:00:00Z``, text order = time order).
+COMPACTED_THROUGH_PROPERTY = "cdc.compacted-through"
 
 
 class CompactionError(RuntimeError):
@@ -622,7 +628,13 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
     ensure_current_tables(spark, table, source, keyless, options)
     columns = evolve_schema(spark, table, declared)
 
-    stored_truncate = _properties(spark, table).get(TRUNCATE_PROPERTY)
+    properties = _properties(spark, table)
+    stored_truncate = properties.get(TRUNCATE_PROPERTY)
+    hour_label = hour.strftime("%Y-%m-%dT%H:00:00Z")
+    compacted_through = properties.get(COMPACTED_THROUGH_PROPERTY)
+    # A re-run or an out-of-order hour: later hours may hold changes of its keys (whose tombstones
+    # may be purged by now), so every key is recomputed from its whole history.
+    replay = compacted_through is not None and hour_label <= compacted_through
     newer_truncate = newest_truncate if newest_truncate and (
         stored_truncate is None or newest_truncate > stored_truncate) else None
     main = spark.table(table)
@@ -638,6 +650,8 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
         batch = batch.join(truncate_slow.withColumn("forced", F.lit(True)), "key", "full")
     else:
         batch = batch.withColumn("forced", F.lit(None).cast("boolean"))
+    if replay:
+        batch = batch.withColumn("forced", F.lit(True))
     stored = (spark.table(table).groupBy(F.col("_cdc_key").alias("key"))
               .agg(F.max("_cdc_order_key").alias("stored_order"), F.count("*").alias("stored_count"))
               .withColumn("present", F.lit(True)))
@@ -657,7 +671,9 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
             F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
         if truncated_before:
             history = history.where(F.col("order_key") > F.lit(truncated_before))
-        slow = history.join(slow_keys.hint("broadcast"), "key").withColumn("base", F.lit("ABSENT"))
+        # A re-run's keys are the whole hour: too many to broadcast.
+        keys = slow_keys if replay else slow_keys.hint("broadcast")
+        slow = history.join(keys, "key").withColumn("base", F.lit("ABSENT"))
         fold_input = fast.unionByName(slow)
     else:
         fold_input = fast
@@ -673,6 +689,9 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
         # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
         # dropped the tombstones of replayed historic hours at once, so re-running an earlier
         # hour afterwards resurrected deleted rows.
+        if not replay:
+            spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES "
+                      f"('{COMPACTED_THROUGH_PROPERTY}'={_literal(hour_label)})")
     finally:
         results.unpersist()
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)

@@ -47,11 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = job_parser("Apply one hour of cdc.changelog to the current.<db>__<table> tables.")
     parser.add_argument("--branch", help="read and write through this Iceberg branch (write-audit-publish)")
     args = parser.parse_args(argv)
-    from cdclake.config import load_config
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import job_session
 
-    config = load_config(args.config)
-    spark = build_session(settings_from_config(config, app_name=f"cdclake-compact-{hour_text(args.hour)}"))
+    config, spark = job_session(args.config, f"cdclake-compact-{hour_text(args.hour)}")
     summary = run(spark, config, args.hour, args.run_id, args.branch)
     print(summary_json(summary))
     for failure in summary.failures:

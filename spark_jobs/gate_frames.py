@@ -63,7 +63,10 @@ def changelog_changes(spark: SparkSession, hour: dt.datetime, branch: str | None
         F.coalesce("primary_key_columns", F.array().cast("array<string>")),
         lambda k: F.coalesce(F.col("before")[k], F.col("after")[k]).isNotNull()), F.lit(True))
     key_required = F.col("op").isin(*KEYED_OPS) & keyed_table
-    key_present = F.col("row_key").isNotNull() & key_values_present
+    # What compaction keys a change by: its row key (some vendors send it apart from the images,
+    # e.g. OMS record_primary_value), else the key columns' values in its images.
+    key_present = F.col("row_key").isNotNull() | (
+        (F.coalesce(F.size("primary_key_columns"), F.lit(0)) > 0) & key_values_present)
     return (changes
             # A database-level DDL (e.g. DTS `CREATE TABLE` records name only the database)
             # has no table; every other change must name one.

@@ -52,17 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accept-retention-gap", action="store_true",
                         help="land even though Kafka lost offsets of this hour; the ledger records the gap")
     args = parser.parse_args(argv)
-    from cdclake.config import load_config
     from cdclake.offsets import OffsetPlan
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import job_session
 
     plan = None
     if args.plan_file:
         plan = OffsetPlan.from_json(args.plan_file.read_text())
     elif args.plan_json:
         plan = OffsetPlan.from_json(args.plan_json)
-    config = load_config(args.config)
-    spark = build_session(settings_from_config(config, app_name=f"cdclake-land-{hour_text(args.hour)}"))
+    config, spark = job_session(args.config, f"cdclake-land-{hour_text(args.hour)}")
     summary = run(spark, config, args.hour, args.run_id, plan, accept_gaps=args.accept_retention_gap)
     print(json.dumps(summary_dict(summary)))
     return 0

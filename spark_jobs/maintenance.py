@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cdclake.config import MaintenanceConfig
 from spark_jobs.identifiers import CURRENT_NAMESPACE, TOMBSTONE_SUFFIX
 
 if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS at parse time
@@ -80,15 +81,10 @@ class MaintenanceError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class MaintenanceOptions:
-    """The knobs of the steps (``maintenance:`` and ``compaction:`` in the pipeline configuration)."""
+class MaintenanceOptions(MaintenanceConfig):
+    """The knobs of the steps: ``maintenance:`` of the pipeline configuration, plus the tombstone
+    retention of ``compaction:``."""
 
-    snapshot_retention_days: int = 7
-    retain_last: int = 5
-    orphan_file_age_days: int = 3
-    min_input_files: int = 5
-    delete_file_threshold: int = 1
-    target_file_size_bytes: int | None = None
     tombstone_retention_days: int = 7
 
 

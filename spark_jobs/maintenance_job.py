@@ -22,16 +22,8 @@ from spark_jobs.maintenance import STEPS, MaintenanceOptions, MaintenanceSummary
 
 
 def options_from_config(config: object) -> MaintenanceOptions:
-    m = config.maintenance  # type: ignore[attr-defined]
-    return MaintenanceOptions(
-        snapshot_retention_days=m.snapshot_retention_days,
-        retain_last=m.retain_last,
-        orphan_file_age_days=m.orphan_file_age_days,
-        min_input_files=m.min_input_files,
-        delete_file_threshold=m.delete_file_threshold,
-        target_file_size_bytes=m.target_file_size_bytes,
-        tombstone_retention_days=int(config.tombstone_retention_days),  # type: ignore[attr-defined]
-    )
+    return MaintenanceOptions(**asdict(config.maintenance),  # type: ignore[attr-defined]
+                              tombstone_retention_days=int(config.tombstone_retention_days))  # type: ignore[attr-defined]
 
 
 def run(spark: SparkSession, config: object, as_of: dt.datetime, run_id: str,
@@ -75,12 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from cdclake.config import load_config
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import job_session
 
-    config = load_config(args.config)
     steps = tuple(args.steps or STEPS)
-    spark = build_session(settings_from_config(config, app_name=f"cdclake-maintenance-{'-'.join(steps)}"))
+    config, spark = job_session(args.config, f"cdclake-maintenance-{'-'.join(steps)}")
     summary = run(spark, config, args.as_of, args.run_id, steps, tuple(args.tables) if args.tables else None)
     print(summary_json(summary))
     for failure in summary.failures:

@@ -25,11 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = job_parser("Decode one landing hour into cdc.changelog and cdc.quarantine.")
     parser.add_argument("--branch", help="write to this Iceberg branch (write-audit-publish)")
     args = parser.parse_args(argv)
-    from cdclake.config import load_config
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import job_session
 
-    config = load_config(args.config)
-    spark = build_session(settings_from_config(config, app_name=f"cdclake-normalize-{hour_text(args.hour)}"))
+    config, spark = job_session(args.config, f"cdclake-normalize-{hour_text(args.hour)}")
     summary = run(spark, config, args.hour, args.run_id, args.branch)
     print(json.dumps({k: (hour_text(v) if isinstance(v, dt.datetime) else v)
                       for k, v in asdict(summary).items()}))

@@ -47,11 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.branch and args.branch != publish.audit_branch(args.hour):
         raise ConfigError(f"--branch {args.branch} is not the audit branch of hour {hour_text(args.hour)} "
                           f"({publish.audit_branch(args.hour)}); pass the hour's branch or omit --branch")
-    from cdclake.config import load_config
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import job_session
 
-    config = load_config(args.config)
-    spark = build_session(settings_from_config(config, app_name=f"cdclake-publish-{hour_text(args.hour)}"))
+    config, spark = job_session(args.config, f"cdclake-publish-{hour_text(args.hour)}")
     touched = run(spark, config, args.hour, args.run_id, args.action, args.tables)
     print(json.dumps({"action": args.action, "branch": publish.audit_branch(args.hour), "tables": touched}))
     return 0

@@ -13,9 +13,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import SparkSession
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
@@ -139,3 +143,11 @@ def settings_from_config(config: object, app_name: str = "cdclake") -> SparkSett
         local_dir=str(home / "spark-tmp"),
         extra_conf=dict(config.spark_conf),  # type: ignore[attr-defined]
     )
+
+
+def job_session(config_file: str | None, app_name: str) -> tuple[PipelineConfig, SparkSession]:
+    """A spark-submit job's configuration (``--config`` or the default file) and its session."""
+    from cdclake.config import load_config
+
+    config = load_config(Path(config_file) if config_file else None)
+    return config, build_session(settings_from_config(config, app_name=app_name))

@@ -33,12 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="append", dest="tables",
                         help="current stage: validate this table (repeatable; default: the hour's tables)")
     args = parser.parse_args(argv)
-    from cdclake.config import load_config
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import job_session
 
-    config = load_config(args.config)
-    spark = build_session(settings_from_config(
-        config, app_name=f"cdclake-validate-{args.stage}-{hour_text(args.hour)}"))
+    config, spark = job_session(args.config, f"cdclake-validate-{args.stage}-{hour_text(args.hour)}")
     try:
         report = run(spark, config, args.stage, args.hour, args.run_id, args.branch, args.tables)
     except GateFailed as exc:
