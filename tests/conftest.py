@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +28,14 @@ os.environ.setdefault("CDCLAKE_KAFKA_PORT", str(_free_port()))
 os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the run's state folder when every test passed; keep it (and say where) otherwise."""
+    if exitstatus == 0 and not os.environ.get("CDCLAKE_KEEP_TEST_STATE"):
+        shutil.rmtree(_HOME, ignore_errors=True)
+    else:
+        print(f"\ncdclake test state kept in {_HOME}")
 
 
 @pytest.fixture(scope="session")

@@ -63,6 +63,8 @@ def start(port: int) -> int:
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__SIMPLE_AUTH_MANAGER__ALL_ADMINS": "True",
+        # New DAGs wait to be unpaused: no surprise catch-up or maintenance on first start.
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
     })
     log = airflow_home(config) / "standalone.log"
     with log.open("ab") as out:
@@ -99,9 +101,15 @@ def status() -> int:
     return 0 if pid else 3
 
 
-def _airflow(config: PipelineConfig, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([airflow_binary(), *args], env=airflow_env(config), capture_output=True, text=True,
-                          check=False)
+def _airflow(config: PipelineConfig, *args: str, attempts: int = 5) -> subprocess.CompletedProcess[str]:
+    """An ``airflow`` CLI call; retried while the SQLite metadata database stays locked."""
+    for attempt in range(attempts):
+        result = subprocess.run([airflow_binary(), *args], env=airflow_env(config), capture_output=True,
+                                text=True, check=False)
+        if result.returncode == 0 or "database is locked" not in result.stdout + result.stderr:
+            return result
+        time.sleep(5 * (attempt + 1))
+    return result
 
 
 def _json_rows(stdout: str) -> list[dict[str, object]]:

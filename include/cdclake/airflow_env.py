@@ -24,9 +24,17 @@ def airflow_home(config: PipelineConfig) -> Path:
     return home
 
 
+# SQLite metadata database: wait up to a minute for a lock (the scheduler, DAG processor, API
+# server and the CLI all write to it) instead of failing with "database is locked" after 5 s.
+SQLITE_CONNECT_ARGS: dict[str, object] = {"timeout": 60}
+
+
 def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> dict[str, str]:
     """Environment variables for an Airflow process of this state folder."""
     env = dict(os.environ if base is None else base)
+    # Airflow's unit-test mode (set by test harnesses) swaps in a test configuration; the processes
+    # started here are the real thing.
+    env.pop("AIRFLOW__CORE__UNIT_TEST_MODE", None)
     home = airflow_home(config)
     venv_bin = str(Path(sys.executable).parent)
     env.update({
@@ -38,6 +46,7 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
         "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "cdclake.airflow_env.SQLITE_CONNECT_ARGS",
         "AIRFLOW__API__PORT": env.get("AIRFLOW__API__PORT", "8080"),
         "AIRFLOW__LOGGING__LOGGING_LEVEL": env.get("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO"),
         # spark-submit (the venv's) must be on PATH for SparkSubmitOperator.
