@@ -134,8 +134,8 @@ def _decode_batches(topic_formats: dict[str, TopicFormat], default: TopicFormat)
 def _decode_batch(batch: pa.RecordBatch, decoders: dict[str, Decoder],
                   topic_formats: dict[str, TopicFormat], default: TopicFormat) -> pa.RecordBatch:
     """One Arrow batch of raw records -> one Arrow batch of outcomes, built column by column:
-    per outcome only its row dict (or none) and its message's index are kept, and each output
-    column is one list comprehension over them."""
+    per outcome only its row dict (or none), kind and message index are kept; the row columns
+    are one Arrow struct conversion, the message columns are picked by index."""
     topics = batch.column("topic").to_pylist()
     partitions = batch.column("partition").to_pylist()
     offsets = batch.column("offset").to_pylist()
