@@ -239,10 +239,20 @@ def iso_utc_from_seconds_decimal(seconds: Decimal) -> str:
     return text + "Z"
 
 
+_EPOCH_MICROS = {"s": 1_000_000, "ms": 1000, "us": 1}
+
+
 def micros_from_epoch(value: Any, unit: str) -> int:
     """Epoch number (text or int, unit ``s``/``ms``/``us``/``ns``) -> integer microseconds."""
+    text = str(value).strip()
+    digits = text[1:] if text[:1] == "-" else text
+    if len(digits) <= 18 and digits.isascii() and digits.isdigit():
+        # Plain integer text (the common case): integer arithmetic, the same result as the
+        # Decimal rules below (at most 24 digits, within Decimal's 28, so nothing rounds there).
+        number = int(text)
+        return number // 1000 if unit == "ns" else number * _EPOCH_MICROS[unit]
     try:
-        dec = Decimal(str(value).strip())
+        dec = Decimal(text)
     except InvalidOperation as exc:
         raise ConversionWarning(f"not an epoch number: {value!r}") from exc
     if not dec.is_finite():
