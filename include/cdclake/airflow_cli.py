@@ -172,10 +172,13 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
     if not wait:
         return 0
     deadline = time.monotonic() + timeout_s
+    shown = -1
     while True:
         states = backfill_runs(config, hours)
         done = sum(1 for s in states.values() if s in FINISHED)
-        print(f"\r{done}/{len(hours)} hours finished", end="", file=out, flush=True)  # type: ignore[arg-type]
+        if done != shown:
+            print(f"\r{done}/{len(hours)} hours finished", end="", file=out, flush=True)  # type: ignore[arg-type]
+            shown = done
         if len(states) == len(hours) and done == len(hours):
             print(file=out)  # type: ignore[arg-type]
             failed = sorted(h for h, s in states.items() if s != "success")
