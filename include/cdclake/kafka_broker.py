@@ -186,7 +186,7 @@ def start(port: int, home: Path | None = None) -> str:
     if _port_open(port):
         raise BrokerError(f"port {port} is in use by another process; choose another with --port "
                           "or CDCLAKE_KAFKA_PORT")
-    controller_port = _free_port()
+    controller_port = free_port()
     paths.properties.write_text(_server_properties(paths, port, controller_port))
     paths.log4j.write_text(_LOG4J)
     java = _java()
@@ -260,7 +260,8 @@ def _recorded_port(paths: BrokerPaths) -> int:
         return 0
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port nobody listens on right now (for embedded services and tests)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -86,14 +86,14 @@ def pipeline(config_file, state_home):
 @pytest.fixture(scope="module")
 def backfilled(config_file, state_home):
     """The same hours backfilled on a real scheduler, into a state folder of their own."""
-    from cdclake import airflow_cli
+    from cdclake import airflow_cli, kafka_broker
     from cdclake.config import load_config
 
     # A start date far ahead: the unpaused DAG schedules nothing itself, only the backfill runs.
     home = str(state_home / "e2e-backfill")
     with _environment(CDCLAKE_HOME=home, CDCLAKE_START_DATE="2100-01-01T00:00:00Z"):
         config = load_config()
-        airflow_cli.start(_free_port())
+        airflow_cli.start(kafka_broker.free_port())
         try:
             code = airflow_cli.backfill(config, HOURS[0], HOURS[-1] + dt.timedelta(hours=1), wait=True,
                                         timeout_s=60 * 60)
@@ -101,14 +101,6 @@ def backfilled(config_file, state_home):
             airflow_cli.stop()
     assert code == 0, f"backfill failed; logs under {config.home / 'airflow' / 'logs'}"
     return config
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rows(config, sql: str) -> list[tuple]:
