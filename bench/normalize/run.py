@@ -1,6 +1,6 @@
 """Benchmark: normalize job vs. a bare Spark JSON parse of the same raw rows.
 
-    .venv/bin/python bench/normalize/run.py [--messages 1000000] [--repeat 1] [--keep]
+    .venv/bin/python bench/normalize/run.py [--messages 1000000] [--repeat 1] [--phases] [--keep]
 
 Generates N raw messages (≈1 KB each, a mix of formats taken from the fixtures: copies of one
 template per format, padded) into ``raw.kafka_messages`` for one hour of a private state folder, then
@@ -55,6 +55,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1,
                         help="time bare parse and normalize alternately this many times; best of each")
     parser.add_argument("--keep", action="store_true", help="keep the state folder")
+    parser.add_argument("--phases", action="store_true",
+                        help="also time the Python hand-off alone and the decoders alone (see below)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="cdclake-bench-"))
     os.environ["CDCLAKE_HOME"] = str(home)
@@ -112,6 +114,8 @@ def main() -> int:
         norm_times.append(time.perf_counter() - t2)
         print(f"run {run}: bare {bare_times[-1]:.1f}s, normalize {norm_times[-1]:.1f}s "
               f"(load average {os.getloadavg()[0]:.1f})")
+    if args.phases:
+        _time_phases(stored, formats, args.messages)
     bare_s, norm_s = min(bare_times), min(norm_times)
     bare_rate, norm_rate = args.messages / bare_s, args.messages / norm_s
     print(f"bare from_json parse: {count} rows in {bare_s:.1f}s = {bare_rate:,.0f} messages/s")
@@ -122,6 +126,28 @@ def main() -> int:
     if not args.keep:
         shutil.rmtree(home, ignore_errors=True)
     return 0
+
+
+def _time_phases(stored: object, formats: dict, messages: int) -> None:
+    """Where normalize's time goes, on the same rows:
+    - Python hand-off: the raw columns through ``mapInArrow`` unchanged (Arrow both ways, no
+      decoding): the floor of any Python-decoder design;
+    - decoders: ``decode_outcomes`` into Spark's no-op sink (decoding only, no pairing, no writes).
+    The rest of normalize (pairing, stats, three Iceberg commits) is its total minus the decoders.
+    """
+    from spark_jobs.decode_spark import decode_outcomes
+
+    columns = stored.select("topic", "partition", "offset", "timestamp", "key", "value")  # type: ignore[attr-defined]
+    phases = {
+        "Python hand-off (identity mapInArrow)":
+            lambda: columns.mapInArrow(lambda batches: batches, columns.schema),
+        "decoders only (decode_outcomes)": lambda: decode_outcomes(stored, formats),  # type: ignore[arg-type]
+    }
+    for label, frame in phases.items():
+        t = time.perf_counter()
+        frame().write.format("noop").mode("overwrite").save()
+        seconds = time.perf_counter() - t
+        print(f"{label}: {seconds:.1f}s = {messages / seconds:,.0f} messages/s")
 
 
 if __name__ == "__main__":
