@@ -1,5 +1,8 @@
 """Compaction: apply one hour of ``cdc.changelog`` to ``current.<db>__<table>`` tables.
 
+One current table per source table ``(database, schema, table)`` (see ``identifiers``: the schema
+counts when it is not the database, e.g. ``HR.EMP`` and ``SCOTT.EMP`` are two tables).
+
 Design (why re-runs and shuffled hours give the same tables)
 -----------------------------------------------------------
 The state of a key is defined as the *fold* of all its changes in total order: the **order key**
@@ -72,6 +75,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.formats.base import key_of
 from spark_jobs.identifiers import (
+    SOURCE_SCHEMA_SQL,
     IdentifierCollision,
     current_table_name,
     find_collisions,
@@ -146,12 +150,14 @@ class CompactionSummary:
 # ------------------------------------------------------------------------------------ events
 
 EVENT_SCHEMA = (
-    "database string, table_name string, key string, keyless boolean, kind string, image string, "
+    "database string, source_schema string, table_name string, key string, keyless boolean, "
+    "kind string, image string, "
     "order_key string, kafka_topic string, kafka_partition int, kafka_offset bigint, "
     "record_index int, part int, op string, event_us bigint, run_id string"
 )
 _CHANGE_INPUT = (
-    "database", "table_name", "op", "row_key", "after_is_full", "source_sequence", "kafka_topic",
+    "database", f"{SOURCE_SCHEMA_SQL} AS source_schema", "table_name", "op", "row_key",
+    "after_is_full", "source_sequence", "kafka_topic",
     "kafka_partition", "kafka_offset", "record_index", "run_id",
     "to_json(primary_key_columns) AS pk_json", "to_json(before) AS before_json",
     "to_json(after) AS after_json", "unix_micros(event_time) AS event_us",
@@ -193,7 +199,8 @@ def events_of_change(change: dict[str, Any]) -> list[dict[str, Any]]:
     partition, offset = int(change["kafka_partition"] or 0), int(change["kafka_offset"] or 0)
     record_index = int(_none_if_nan(change.get("record_index")) or 0)
     base = {
-        "database": change["database"], "table_name": change["table_name"],
+        "database": change["database"], "source_schema": _none_if_nan(change.get("source_schema")),
+        "table_name": change["table_name"],
         "order_key": order_key(_none_if_nan(change.get("source_sequence")), event_us, partition,
                                offset, record_index),
         "kafka_topic": change["kafka_topic"], "kafka_partition": partition, "kafka_offset": offset,
@@ -374,23 +381,28 @@ def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
     return [(m.group(1), ddl_type(m.group(2))) for m in _ADD_COLUMN.finditer(ddl)]
 
 
-def declared_columns(changes: DataFrame) -> dict[tuple[str | None, str | None], dict[str, str | None]]:
+SourceTable = tuple[str | None, str | None, str | None]  # (database, source schema, table)
+
+
+def declared_columns(changes: DataFrame) -> dict[SourceTable, dict[str, str | None]]:
     """Per source table: every column named in images, column types or ADD COLUMN DDL, with the
     join of its declared Spark types (None when no change declares one)."""
-    typed = changes.select("database", "table_name", F.explode("column_types").alias("col", "logical"))
-    named = changes.select("database", "table_name", F.explode(F.array_union(
+    changes = changes.withColumn("source_schema", F.expr(SOURCE_SCHEMA_SQL))
+    source = ("database", "source_schema", "table_name")
+    typed = changes.select(*source, F.explode("column_types").alias("col", "logical"))
+    named = changes.select(*source, F.explode(F.array_union(
         F.coalesce(F.map_keys("before"), F.array().cast("array<string>")),
         F.coalesce(F.map_keys("after"), F.array().cast("array<string>")))).alias("col"),
     ).withColumn("logical", F.lit(None).cast("string"))
     rows = typed.unionByName(named).distinct().collect()
-    ddl_rows = changes.where(F.col("op") == "DDL").select("database", "table_name", "ddl").collect()
-    result: dict[tuple[str | None, str | None], dict[str, str | None]] = {}
-    pairs = [(r["database"], r["table_name"], r["col"], r["logical"]) for r in rows]
-    pairs += [(r["database"], r["table_name"], c, t)
+    ddl_rows = changes.where(F.col("op") == "DDL").select(*source, "ddl").collect()
+    result: dict[SourceTable, dict[str, str | None]] = {}
+    pairs = [(r["database"], r["source_schema"], r["table_name"], r["col"], r["logical"]) for r in rows]
+    pairs += [(r["database"], r["source_schema"], r["table_name"], c, t)
               for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])]
-    for database, table, column, logical in sorted(pairs, key=lambda p: tuple(str(x) for x in p)):
-        columns = result.setdefault((database, table), {})
-        where = f"{source_label(database, table)} column {column!r}"
+    for database, schema, table, column, logical in sorted(pairs, key=lambda p: tuple(str(x) for x in p)):
+        columns = result.setdefault((database, schema, table), {})
+        where = f"{source_label(database, table, schema)} column {column!r}"
         try:
             columns[column] = widen(columns.get(column), spark_type(logical), where)
         except IncompatibleTypeChange as exc:
@@ -604,13 +616,14 @@ def apply_truncate(spark: SparkSession, table: str, truncate_key: str | None) ->
     return truncate_key
 
 
-def compact_table(spark: SparkSession, database: str | None, table_name: str | None,
+def compact_table(spark: SparkSession, source_table: SourceTable,
                   hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
                   hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG) -> TableResult:
     """Apply one source table's changes of the hour (see the module docstring)."""
-    table = current_table_name(database, table_name)
-    source = source_label(database, table_name)
-    events = hour_events.where(_same_table(database, table_name))
+    database, schema, table_name = source_table
+    table = current_table_name(database, table_name, schema)
+    source = source_label(database, table_name, schema)
+    events = hour_events.where(_same_table(source_table, F.col("source_schema")))
     by_kind = events.groupBy("kind").agg(F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
     kinds = {r["kind"]: r["n"] for r in by_kind}
     newest_truncate = next((r["k"] for r in by_kind if r["kind"] == "TRUNCATE"), None)
@@ -667,7 +680,8 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
     n_slow = bases.get("SLOW", 0)
     fast = key_events.join(classified.where(F.col("base") != "SLOW"), "key")
     if n_slow:
-        history = change_events(spark.table(changelog).where(_same_table(database, table_name))).where(
+        history = change_events(spark.table(changelog).where(
+            _same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))).where(
             F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
         if truncated_before:
             history = history.where(F.col("order_key") > F.lit(truncated_before))
@@ -697,10 +711,15 @@ def compact_table(spark: SparkSession, database: str | None, table_name: str | N
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
 
 
-def _same_table(database: str | None, table_name: str | None) -> Any:
-    db = F.col("database").isNull() if database is None else F.col("database") == F.lit(database)
-    tb = F.col("table_name").isNull() if table_name is None else F.col("table_name") == F.lit(table_name)
-    return db & tb
+def _same_table(source_table: SourceTable, schema_column: Any) -> Any:
+    """Rows of ``source_table``; ``schema_column`` is the frame's source schema (see
+    ``identifiers.source_schema``)."""
+    def equal(column: Any, value: str | None) -> Any:
+        return column.isNull() if value is None else column == F.lit(value)
+
+    database, schema, table_name = source_table
+    return equal(F.col("database"), database) & equal(schema_column, schema) & \
+        equal(F.col("table_name"), table_name)
 
 
 def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
@@ -716,27 +735,30 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
     summary = CompactionSummary(hour, run_id)
     try:
-        sources = sorted({(r["database"], r["table_name"]) for r in
-                          changes.select("database", "table_name").distinct().collect()},
-                         key=lambda s: (str(s[0]), str(s[1])))
+        sources: list[SourceTable] = sorted(
+            {(r["database"], r["source_schema"], r["table_name"]) for r in changes.select(
+                "database", F.expr(SOURCE_SCHEMA_SQL).alias("source_schema"), "table_name",
+            ).distinct().collect()},
+            key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
         events = change_events(changes).persist(StorageLevel.MEMORY_AND_DISK)
-        declared_all: dict[tuple[str | None, str | None], dict[str, str | None]] | None
+        declared_all: dict[SourceTable, dict[str, str | None]] | None
         try:
             declared_all = declared_columns(changes)
         except IncompatibleSchemaChange:
             declared_all = None  # some table's types clash: find which, table by table
-        for database, table_name in sources:
-            table = current_table_name(database, table_name)
-            label = source_label(database, table_name)
+        for source_table in sources:
+            database, schema, table_name = source_table
+            table = current_table_name(database, table_name, schema)
+            label = source_label(database, table_name, schema)
             try:
                 if table in collisions:
                     raise IdentifierCollision(
                         f"source tables {collisions[table]} all map to {table}; rename one of them "
                         "(or set a distinct database) so each has its own current table")
-                declared = _declared_for(changes, database, table_name) if declared_all is None \
-                    else declared_all.get((database, table_name), {})
-                summary.tables.append(compact_table(spark, database, table_name, changes, events,
+                declared = _declared_for(changes, source_table) if declared_all is None \
+                    else declared_all.get(source_table, {})
+                summary.tables.append(compact_table(spark, source_table, changes, events,
                                                     declared, hour, options, changelog))
             except (CompactionError, IdentifierCollision) as exc:
                 summary.tables.append(TableResult(label, table, "FAILED", 0, message=str(exc)))
@@ -746,5 +768,6 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     return summary
 
 
-def _declared_for(changes: DataFrame, database: str | None, table_name: str | None) -> dict[str, str | None]:
-    return declared_columns(changes.where(_same_table(database, table_name))).get((database, table_name), {})
+def _declared_for(changes: DataFrame, source_table: SourceTable) -> dict[str, str | None]:
+    same = _same_table(source_table, F.expr(SOURCE_SCHEMA_SQL))
+    return declared_columns(changes.where(same)).get(source_table, {})

@@ -297,8 +297,8 @@ def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
     if branch:
         return [t for t in existing if has_branch(spark, t, branch)]
     touched = (spark.table(CHANGELOG).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
-               .select("database", "table_name").distinct().collect())
-    names = {current_table_name(r["database"], r["table_name"]) for r in touched}
+               .select("database", "schema_name", "table_name").distinct().collect())
+    names = {current_table_name(r["database"], r["table_name"], r["schema_name"]) for r in touched}
     names |= {tombstone_table_name(n) for n in names}
     return [t for t in existing if t in names]
 

@@ -1,11 +1,16 @@
 """Identifiers from messages -> safe Iceberg/Spark names, deterministically, and SQL quoting.
 
 Source databases and tables arrive as free text (``"test "``, ``Order-Items``, Chinese names).
-:func:`current_table_name` maps ``(database, table)`` to ``current.<db>__<table>``: lower case,
-every run of characters outside ``[a-z0-9_]`` becomes ``_``, leading/trailing ``_`` dropped, an
-empty result becomes ``_``, a missing database becomes ``nodb``. Two sources that map to the same
-name are a collision: the compaction job refuses both (it never mixes two tables into one) and
-reports them. Column names are kept as the source spells them and always quoted with
+A source table is ``(database, schema, table)``. The schema counts only when it names something
+other than the database: PostgreSQL, Oracle and SQL Server schemas, OceanBase tenants. MySQL
+sources have none, and CloudCanal repeats the database as the schema.
+:func:`current_table_name` maps a source table to ``current.<db>__<table>``, or to
+``current.<db>__<schema>__<table>`` when the schema counts, so ``HR.EMP`` and ``SCOTT.EMP``
+stay two tables. Each part is lower-cased, every run of characters outside ``[a-z0-9_]`` becomes
+``_``, leading and trailing ``_`` are dropped, an empty result becomes ``_``, and a missing
+database becomes ``nodb``. Two sources that map to the same name (or one's name to the other's
+tombstone table) are a collision: the compaction job refuses both (it never mixes two tables into
+one) and reports them. Column names are kept as the source spells them and always quoted with
 :func:`quote`; names differing only by case (Spark resolves case-insensitively) are a collision.
 """
 
@@ -31,9 +36,25 @@ def sanitise(text: str | None, empty: str = "_") -> str:
     return cleaned or empty
 
 
-def current_table_name(database: str | None, table: str | None) -> str:
-    """``current.<db>__<table>`` for a source table (unquoted, both parts sanitised)."""
-    return f"{CURRENT_NAMESPACE}.{sanitise(database, 'nodb')}__{sanitise(table)}"
+def source_schema(database: str | None, schema: str | None) -> str | None:
+    """The schema part of a source table's identity: None when absent or equal to the database
+    (the same rule as :data:`SOURCE_SCHEMA_SQL`)."""
+    return None if schema is None or schema == database else schema
+
+
+# ``source_schema`` over a changelog frame's columns, for Spark.
+SOURCE_SCHEMA_SQL = ("CASE WHEN schema_name IS NULL OR schema_name = database THEN NULL "
+                     "ELSE schema_name END")
+
+
+def current_table_name(database: str | None, table: str | None, schema: str | None = None) -> str:
+    """``current.<db>__<table>`` (``current.<db>__<schema>__<table>`` when the schema counts,
+    see :func:`source_schema`) for a source table; unquoted, every part sanitised."""
+    parts = [sanitise(database, "nodb")]
+    if source_schema(database, schema) is not None:
+        parts.append(sanitise(schema))
+    parts.append(sanitise(table))
+    return f"{CURRENT_NAMESPACE}." + "__".join(parts)
 
 
 def tombstone_table_name(current_table: str) -> str:
@@ -50,13 +71,22 @@ def quote_table(name: str) -> str:
     return ".".join(quote(part) for part in name.split("."))
 
 
-def source_label(database: str | None, table: str | None) -> str:
+def source_label(database: str | None, table: str | None, schema: str | None = None) -> str:
+    if source_schema(database, schema) is not None:
+        return f"{database}.{schema}.{table}"
     return f"{database}.{table}"
 
 
-def find_collisions(sources: list[tuple[str | None, str | None]]) -> dict[str, list[str]]:
-    """Sanitised name -> the source labels that share it (only names shared by two or more)."""
+def find_collisions(sources: list[tuple[str | None, str | None, str | None]]) -> dict[str, list[str]]:
+    """Sanitised name -> the source labels that share it, for ``(database, schema, table)``
+    sources; a source whose table name is another's tombstone table collides with it too."""
     by_name: dict[str, set[str]] = {}
-    for database, table in sources:
-        by_name.setdefault(current_table_name(database, table), set()).add(source_label(database, table))
+    for database, schema, table in sources:
+        by_name.setdefault(current_table_name(database, table, schema), set()).add(
+            source_label(database, table, schema))
+    for name in list(by_name):
+        tombstones = tombstone_table_name(name)
+        if tombstones in by_name:
+            shared = by_name[name] | by_name[tombstones]
+            by_name[name] = by_name[tombstones] = shared
     return {name: sorted(labels) for name, labels in by_name.items() if len(labels) > 1}

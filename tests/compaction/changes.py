@@ -40,8 +40,10 @@ class Changes:
         types: dict[str, str] | None = None,
         topic: str = "cdc.test",
         fmt: str = "test",
+        schema: str | None = None,
     ) -> None:
         self.database, self.table, self.keys = database, table, keys or []
+        self.schema = schema
         self.types, self.topic, self.fmt = types or {}, topic, fmt
         self.offset = 0
 
@@ -76,6 +78,7 @@ class Changes:
             message,
             record_index,
             database=self.database,
+            schema_name=self.schema,
             table_name=self.table,
             op=op,
             primary_key_columns=list(keys),

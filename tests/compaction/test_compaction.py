@@ -276,3 +276,38 @@ def test_rerunning_an_hour_after_its_tombstones_were_purged_never_resurrects(spa
         summary = compact_hour(spark, hour(n), f"rerun__{n}")
         assert summary.failures == []
         assert sorted((r["id"], r["v"]) for r in spark.table("current.purge__t").collect()) == expected, n
+
+
+def test_same_table_name_in_two_schemas_gives_two_current_tables(spark):
+    """Oracle-style sources (no database, schema HR / SCOTT) and PostgreSQL schemas never merge;
+    a schema equal to the database (CloudCanal) is the plain two-part name."""
+    from spark_jobs.tables import ensure_tables
+    from tests.compaction.changes import Changes
+
+    ensure_tables(spark)
+    types = {"ID": "LONG", "NAME": "STRING"}
+    hr = Changes(None, "EMP", keys=["ID"], types=types, schema="HR")
+    scott = Changes(None, "EMP", keys=["ID"], types=types, schema="SCOTT")
+    pay = Changes("pay", "orders", keys=["ID"], types=types, schema="pay")
+    rows = [
+        hr.row("INSERT", after={"ID": "1", "NAME": "hr one"}),
+        scott.row("INSERT", after={"ID": "1", "NAME": "scott one"}),
+        scott.row("INSERT", after={"ID": "2", "NAME": "scott two"}),
+        hr.row("DELETE", before={"ID": "1", "NAME": "hr one"}, at=dt.datetime(2024, 1, 1, 0, 5)),
+        pay.row("INSERT", after={"ID": "7", "NAME": "seven"}),
+    ]
+    write = changelog_frame(spark, 80, rows, run_id="normalize__80")
+    from spark_jobs.tables import CHANGELOG
+
+    write.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(80)).cast("timestamp"))
+    summary = compact_hour(spark, hour(80), "compact__80")
+    assert sorted((t.source, t.table, t.status) for t in summary.tables) == [
+        ("None.HR.EMP", "current.nodb__hr__emp", "OK"),
+        ("None.SCOTT.EMP", "current.nodb__scott__emp", "OK"),
+        ("pay.orders", "current.pay__orders", "OK"),
+    ]
+    assert spark.table("current.nodb__hr__emp").count() == 0
+    assert sorted((r["ID"], r["NAME"]) for r in spark.table("current.nodb__scott__emp").collect()) == [
+        (1, "scott one"), (2, "scott two")]
+    assert [(r["ID"], r["NAME"]) for r in spark.table("current.pay__orders").collect()] == [(7, "seven")]
+    assert [r["_cdc_key"] for r in spark.table("current.nodb__hr__emp__tombstones").collect()] == ['["1"]']

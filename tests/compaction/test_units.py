@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spark_jobs.compact import ddl_added_columns, fold_key, order_key
-from spark_jobs.identifiers import current_table_name, find_collisions, quote_table
+from spark_jobs.identifiers import current_table_name, find_collisions, quote_table, source_label
 from spark_jobs.logical_types import IncompatibleTypeChange, spark_type, widen
 
 
@@ -36,8 +36,30 @@ def test_keyless_count_never_below_zero():
 def test_names_are_sanitised_and_collisions_found():
     assert current_table_name("test01", "test ") == "current.test01__test"
     assert current_table_name(None, "Order-Items") == "current.nodb__order_items"
-    assert find_collisions([("a", "B"), ("a", "b"), ("c", "d")]) == {"current.a__b": ["a.B", "a.b"]}
+    assert find_collisions([("a", None, "B"), ("a", None, "b"), ("c", None, "d")]) == \
+        {"current.a__b": ["a.B", "a.b"]}
     assert quote_table("current.x`y") == "`current`.`x``y`"
+
+
+def test_a_schema_other_than_the_database_is_part_of_the_table_name():
+    # Oracle / PostgreSQL / OceanBase tenants: same table name in two schemas = two tables.
+    assert current_table_name(None, "EMP", "HR") == "current.nodb__hr__emp"
+    assert current_table_name(None, "EMP", "SCOTT") == "current.nodb__scott__emp"
+    assert current_table_name("shop", "orders", "public") == "current.shop__public__orders"
+    # MySQL has none; CloudCanal repeats the database as the schema: both are the 2-part name.
+    assert current_table_name("pay", "orders", None) == current_table_name("pay", "orders", "pay") == \
+        "current.pay__orders"
+    assert source_label(None, "EMP", "HR") == "None.HR.EMP" and source_label("pay", "orders", "pay") == \
+        "pay.orders"
+    assert find_collisions([(None, "HR", "EMP"), (None, "SCOTT", "EMP"), ("pay", "pay", "orders"),
+                            ("pay", None, "orders")]) == {}
+
+
+def test_a_table_named_like_another_tables_tombstones_collides_with_it():
+    assert find_collisions([("db", None, "t"), ("db", "t", "tombstones")]) == {
+        "current.db__t": ["db.t", "db.t.tombstones"],
+        "current.db__t__tombstones": ["db.t", "db.t.tombstones"],
+    }
 
 
 def test_types_widen_commutatively_and_refuse_loss():
