@@ -13,9 +13,12 @@
   also in ``data``, so a real column that happens to start with ``BI_`` is kept.
 - Control records: table/column changes (create-table, drop-table, rename-table, add-column,
   drop-column, rename-column, column-type-change, ...) become DDL rows whose ``ddl`` is the DMS
-  operation name (DMS sends no statement); any other control record is a control message.
-- DMS sends no key column names: they come from configuration; otherwise, when the Kafka key is
-  the primary key (``partition-key-type`` primary-key), its text is the row identity.
+  operation name (DMS sends no statement); any other control record is a control message. A
+  ``create-table`` carries ``control.table-def`` (``columns``: name -> {type, length, precision,
+  scale, nullable}; ``primary-key``): its key columns and the column types that map without doubt
+  (integers, strings, booleans, reals, numerics) go on the DDL row; other types stay undeclared.
+- Data records send no key column names: they come from configuration; otherwise, when the Kafka
+  key is the primary key (``partition-key-type`` primary-key), its text is the row identity.
 - Times are ISO UTC: ``commit-timestamp`` (IncludeTransactionDetails) else ``timestamp`` is the
   event time; ``timestamp`` is also the produced time.
 """
@@ -62,7 +65,7 @@ class AwsDmsJsonDecoder(JsonDecoder):
         }
         if record_type == "control":
             if operation.endswith(("-table", "-column", "-columns")):
-                return Decoded(rows=[self.row(message, op="DDL", ddl=operation, **common)])
+                return Decoded(rows=[self._ddl_row(doc, message, operation, common)])
             return Decoded(control="CONTROL")
         if record_type != "data":
             raise self.fail(errors.INVALID_OP,
@@ -97,6 +100,25 @@ class AwsDmsJsonDecoder(JsonDecoder):
             after_is_full=op != "DELETE", **common)])
 
     # -- parts ---------------------------------------------------------------------------
+    def _ddl_row(self, doc: dict[str, Any], message: RawMessage, operation: str,
+                 common: dict[str, Any]) -> dict[str, Any]:
+        """A table/column change; ``control.table-def`` (if any) gives key columns and types."""
+        control = doc.get("control")
+        definition = control.get("table-def") if isinstance(control, dict) else None
+        keys: list[str] = []
+        types: dict[str, str] = {}
+        if isinstance(definition, dict):
+            primary = definition.get("primary-key")
+            if isinstance(primary, list) and all(isinstance(k, str) for k in primary):
+                keys = list(primary)
+            columns = definition.get("columns")
+            for name, column in (columns.items() if isinstance(columns, dict) else ()):
+                logical = _logical_type(column) if isinstance(column, dict) else None
+                if logical is not None:
+                    types[str(name)] = logical
+        return self.row(message, op="DDL", ddl=operation, primary_key_columns=keys,
+                        column_types=types, **common)
+
     def _before_image(self, doc: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         """The before image (and ``data`` stripped of it): named object or ``BI_`` columns."""
         before: dict[str, Any] = {}
@@ -131,6 +153,29 @@ class AwsDmsJsonDecoder(JsonDecoder):
         except ConversionWarning:
             raise self.fail(errors.INVALID_FIELD,
                             f"'metadata.{name}' must be an ISO timestamp, got {value!r}") from None
+
+
+# DMS data types (as named in table-def) whose canonical text is unambiguous. Date/time, binary and
+# LOB types stay undeclared: how DMS renders them depends on the source endpoint.
+_DMS_TYPES = {
+    **dict.fromkeys(("INT1", "INT2", "INT4", "INT8", "INT16", "INT32", "INT64", "UINT1", "UINT2",
+                     "UINT4", "UINT8", "UINT16", "UINT32"), "LONG"),
+    **dict.fromkeys(("STRING", "WSTRING", "CLOB", "NCLOB"), "STRING"),
+    "BOOLEAN": "BOOLEAN", "REAL4": "DOUBLE", "REAL8": "DOUBLE",
+}
+
+
+def _logical_type(column: dict[str, Any]) -> str | None:
+    """Logical type of a table-def column, or None when not stated without doubt."""
+    name = str(column.get("type") or "").strip().upper()
+    if name in ("NUMERIC", "DECIMAL"):
+        precision, scale = str(column.get("precision", "")), str(column.get("scale", 0))
+        if not (precision.isdigit() and scale.isdigit()):
+            return None
+        return f"DECIMAL({int(precision)},{int(scale)})"
+    if name == "UINT64":
+        return "DECIMAL(20,0)"
+    return _DMS_TYPES.get(name)
 
 
 DECODER = AwsDmsJsonDecoder

@@ -13,6 +13,9 @@
   after image is never flagged full; merging it is correct whether or not it is complete.
 - ``primary_keys`` gives the key columns (Flink's test data spells it ``priamry_keys``: accepted).
 - Schema messages of the JSON formatter (``{"$schema": ...}``) are control messages.
+- With ``includeIsMissingFields`` each column ``C`` is followed by a boolean ``C_isMissing``: the
+  marker is metadata, and a column marked missing (not captured, e.g. a compressed update or a
+  delete logging only the key) is left out of the image (unknown), not taken as NULL.
 """
 
 from __future__ import annotations
@@ -74,8 +77,8 @@ class OggJsonDecoder(JsonDecoder):
             raise self.fail(errors.MISSING_FIELD, f"'after' is missing for op_type {op_text!r}")
         if op == "DELETE" and images["before"] is None:
             raise self.fail(errors.MISSING_FIELD, "'before' is missing for op_type 'D'")
-        before = untyped_image(images["before"]) if op != "INSERT" else None
-        after = untyped_image(images["after"]) if op != "DELETE" else None
+        before = untyped_image(_present_columns(images["before"])) if op != "INSERT" else None
+        after = untyped_image(_present_columns(images["after"])) if op != "DELETE" else None
 
         keys = self._key_columns(doc, schema, table)
         row_key = key_of(after if op != "DELETE" else before, keys)
@@ -86,7 +89,7 @@ class OggJsonDecoder(JsonDecoder):
                             f"key columns {keys} are not all in the {op.lower()} image")
         return Decoded(rows=[self.row(
             message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
-            after_is_full=op == "INSERT", **common)])
+            after_is_full=op == "INSERT" and not _marks_missing(images["after"]), **common)])
 
     def _key_columns(self, doc: dict[str, Any], schema: str | None, table: str) -> list[str]:
         override = self.key_override(schema, table)
@@ -108,6 +111,32 @@ class OggJsonDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD,
                             f"'{name}' must be a datetime like 2020-05-13 15:40:06.000000, got {value!r}"
                             ) from None
+
+
+MISSING_SUFFIX = "_isMissing"
+
+
+def _missing_markers(image: dict[str, Any]) -> dict[str, str]:
+    """``{"C_isMissing": "C"}`` for every boolean marker that sits next to its column ``C``; any
+    other key (even one ending in ``_isMissing``) is a real column."""
+    return {name: name[:-len(MISSING_SUFFIX)] for name, value in image.items()
+            if name.endswith(MISSING_SUFFIX) and isinstance(value, bool)
+            and name[:-len(MISSING_SUFFIX)] in image}
+
+
+def _present_columns(image: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``image`` without ``C_isMissing`` markers and without the columns they mark missing."""
+    if image is None:
+        return None
+    markers = _missing_markers(image)
+    missing = {column for name, column in markers.items() if image[name] is True}
+    return {name: value for name, value in image.items()
+            if name not in markers and name not in missing}
+
+
+def _marks_missing(image: dict[str, Any] | None) -> bool:
+    """True when ``image`` marks some column missing (it is then not the whole row)."""
+    return image is not None and any(image[name] is True for name in _missing_markers(image))
 
 
 DECODER = OggJsonDecoder

@@ -44,3 +44,25 @@ def test_kafka_key_is_the_row_identity_only_for_primary_key_partitioning() -> No
     meta = dict(META, **{"partition-key-type": "primary-key"})
     assert _decode({"data": {"id": 1}, "metadata": meta}, key=b"1").rows[0]["row_key"] == '["1"]'
     assert _decode({"data": {"id": 1}, "metadata": META}, key=b"1").rows[0]["row_key"] is None
+
+
+def test_create_table_control_gives_key_columns_and_only_unambiguous_types() -> None:
+    # Shape of a real create-table record (crate/commons-codec tests/transform/test_aws_dms.py).
+    columns = {"id": {"nullable": False, "type": "INT32"}, "name": {"type": "STRING"},
+               "price": {"type": "NUMERIC", "precision": 10, "scale": 2},
+               "odd": {"type": "NUMERIC", "precision": None}, "at": {"type": "TIMESTAMP"},
+               "big": {"type": "UINT64"}}
+    control = {"control": {"table-def": {"columns": columns, "primary-key": ["id"]}},
+               "metadata": dict(META, **{"record-type": "control", "operation": "create-table"})}
+    row = _decode(control).rows[0]
+    assert (row["op"], row["ddl"], row["primary_key_columns"]) == ("DDL", "create-table", ["id"])
+    assert row["column_types"] == {"id": "LONG", "name": "STRING", "price": "DECIMAL(10,2)",
+                                   "big": "DECIMAL(20,0)"}
+
+
+def test_empty_before_image_and_key_change_before_image() -> None:
+    # DMS sends "before-image": {} when no before column qualifies, and only the key
+    # columns (ColumnFilter pk-only) when the key changed.
+    assert _decode({"before-image": {}, "data": {"id": 1}, "metadata": META}).rows[0]["before"] is None
+    row = _decode({"before-image": {"id": 46}, "data": {"id": 45, "n": "x"}, "metadata": META}).rows[0]
+    assert (row["before"], row["after"]) == ({"id": "46"}, {"id": "45", "n": "x"})

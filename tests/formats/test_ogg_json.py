@@ -28,3 +28,24 @@ def test_long_op_names_and_catalog_names() -> None:
 def test_schema_message_is_control() -> None:
     decoded = OggJsonDecoder().decode(RawMessage(value=b'{"$schema":"x","title":"S.T"}'))
     assert decoded.control == "SCHEMA" and decoded.rows == []
+
+
+def test_is_missing_markers_are_metadata_and_missing_columns_are_left_out() -> None:
+    # includeIsMissingFields output, as in real GoldenGate for Big Data messages.
+    base = {"table": "GG.T", "op_ts": "2013-06-02 22:14:41.000000", "pos": "1", "primary_keys": ["ID"]}
+    delete = _rows(dict(base, op_type="D", before={"ID": "600", "ID_isMissing": False,
+                                                   "PRICE": None, "PRICE_isMissing": True}))[0]
+    assert delete["before"] == {"ID": "600"}
+    insert = _rows(dict(base, op_type="I", after={"ID": 1, "ID_isMissing": False,
+                                                  "QTY": None, "QTY_isMissing": True}))[0]
+    assert insert["after"] == {"ID": "1"} and insert["after_is_full"] is False
+    update = _rows(dict(base, op_type="U", after={"ID": 1, "ID_isMissing": False, "QTY": 3,
+                                                  "QTY_isMissing": False}))[0]
+    assert update["after"] == {"ID": "1", "QTY": "3"}
+
+
+def test_columns_named_like_markers_are_kept_unless_they_mark_a_column() -> None:
+    after = {"ID": 1, "X_isMissing": True, "ID_isMissing": "no"}
+    row = _rows({"table": "S.T", "op_type": "I", "op_ts": "2020-05-13 15:40:06", "after": after})[0]
+    assert row["after"] == {"ID": "1", "X_isMissing": "true", "ID_isMissing": "no"}
+    assert row["after_is_full"] is True
