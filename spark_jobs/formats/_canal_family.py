@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from spark_jobs.formats import errors
-from spark_jobs.formats.base import JsonDecoder, key_of
+from spark_jobs.formats.base import FormatOptions, JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
@@ -277,6 +277,24 @@ class CanalFamilyDecoder(JsonDecoder):
     """Decodes :class:`CanalFields` into change rows; subclasses say how to read their fields."""
 
     binary_encoding: ClassVar[str] = BINARY_LATIN1
+    # The field that is a trustworthy ordering sequence, or None. Only DRS's ``id`` is one (its
+    # manual: "monotonically increasing"). Canal's ``id`` is a batch id: shared by every message
+    # of a batch, restarting from 1 when the Canal server restarts, always 0 in TiCDC and OMS;
+    # ordering by it would rank post-restart changes as older and drop them.
+    sequence_field: ClassVar[str | None] = None
+
+    def __init__(self, options: FormatOptions | None = None) -> None:
+        super().__init__(options)
+        self._sequence_field = self.sequence_field
+
+    @classmethod
+    def detected(cls, options: FormatOptions) -> CanalFamilyDecoder:
+        """Under ``auto`` no ``id`` is a sequence: a plain DRS INSERT or UPDATE looks exactly like
+        Canal's, so one DRS topic would mix ``id``-ordered and time-ordered changes, and order keys
+        of the two kinds do not compare. Configure ``drs_json``/``drs_json_c`` to order by ``id``."""
+        decoder = cls(options)
+        decoder._sequence_field = None
+        return decoder
 
     # -- per-format ----------------------------------------------------------------------
     def fields(self, doc: dict[str, Any]) -> CanalFields:
@@ -298,7 +316,7 @@ class CanalFamilyDecoder(JsonDecoder):
             table=self._text(doc, "table"),
             event_ms=doc.get("es"), event_field="es",
             produced_ms=doc.get("ts"), produced_field="ts",
-            sequence=doc.get("id"), position=position,
+            sequence=self._vendor_sequence(doc, tidb), position=position,
             is_ddl=doc.get("isDdl") if isinstance(doc.get("isDdl"), bool) else None,
             sql=doc.get("sql") if isinstance(doc.get("sql"), str) else None,
         )
@@ -497,13 +515,20 @@ class CanalFamilyDecoder(JsonDecoder):
                             f"'{name}' must be epoch milliseconds, got {str(value)[:40]!r}"
                             ) from None
 
+    def _vendor_sequence(self, doc: dict[str, Any], tidb: dict[str, Any]) -> Any:
+        """The configured sequence field, else TiCDC's ``_tidb.commitTs`` (a TSO: monotonic)."""
+        if self._sequence_field is not None:
+            return doc.get(self._sequence_field)
+        return tidb.get("commitTs")
+
     def _sequence(self, value: Any) -> str | None:
         if value is None or isinstance(value, bool):
             return None
         text = str(value).strip()
         if not re.fullmatch(r"\d+", text):
+            name = self._sequence_field or "_tidb.commitTs"
             raise self.fail(errors.INVALID_FIELD,
-                            f"'id' must be a non-negative integer, got {text[:40]!r}")
+                            f"'{name}' must be a non-negative integer, got {text[:40]!r}")
         return f"{int(text):020d}"
 
 

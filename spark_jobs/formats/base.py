@@ -104,6 +104,11 @@ class JsonDecoder(Decoder):
         """True when ``doc`` has this format's structural signature (for ``auto``)."""
         return False
 
+    @classmethod
+    def detected(cls, options: FormatOptions) -> JsonDecoder:
+        """The decoder ``auto`` uses once :meth:`matches` chose this format."""
+        return cls(options)
+
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         raise NotImplementedError
 

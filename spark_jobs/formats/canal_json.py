@@ -7,8 +7,11 @@ where an explicit null means "was NULL". ``type`` is Canal's EventType: INSERT, 
 TRUNCATE, the DDL kinds (CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX) and control kinds
 (GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT; TiCDC's TIDB_WATERMARK). Binary columns arrive as one
 ISO-8859-1 character per byte (Canal and TiCDC both do this). ``es`` is the source commit time,
-``ts`` when the message was built, ``id`` Canal's batch id (the source sequence). ``gtid`` (Canal
-1.1.5+) or TiCDC's ``_tidb.commitTs`` become the source position.
+``ts`` when the message was built. ``id`` is Canal's batch id, which is not an ordering key: every
+message of a batch shares it, it restarts from 1 when the Canal server restarts, and TiCDC always
+sends 0. So Canal changes have no source sequence and are ordered by ``es`` and Kafka coordinates;
+only TiCDC's ``_tidb.commitTs`` (a TSO, monotonic) is taken as the sequence. ``gtid`` (Canal
+1.1.5+) or ``_tidb.commitTs`` become the source position.
 
 Auto-detection precedence (priority 55, the last of the Canal family): any Canal-shaped message
 (see ``_canal_family.is_canal_shaped``) that the more specific members did not claim first:

@@ -55,5 +55,6 @@ class AutoDecoder(JsonDecoder):
                               f"no format matches a message with top-level fields {shape}")
         decoder = self._decoders.get(decoder_class.format_id)
         if decoder is None:
-            decoder = self._decoders[decoder_class.format_id] = decoder_class(self.options)
+            decoder = self._decoders[decoder_class.format_id] = decoder_class.detected(
+                self.options)
         return decoder.decode_document(doc, message)

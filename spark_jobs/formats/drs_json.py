@@ -46,6 +46,7 @@ class DrsJsonDecoder(CanalFamilyDecoder):
     description = "Huawei Cloud DRS JSON (MySQL, GaussDB(for MySQL) sources)"
     detect_priority = 44
     binary_encoding = BINARY_BYTE_LIST
+    sequence_field = "id"
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:

@@ -28,6 +28,7 @@ class DrsJsonCDecoder(CanalFamilyDecoder):
     description = "Huawei Cloud DRS JSON-C (MySQL, GaussDB(for MySQL) sources)"
     detect_priority = 45
     binary_encoding = BINARY_BYTE_LIST
+    sequence_field = "id"
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:

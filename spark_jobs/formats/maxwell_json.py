@@ -14,8 +14,11 @@
 - Key columns: configuration, else ``primary_key_columns`` (``--output_primary_key_columns``),
   else the Kafka key in Maxwell's hash form ``{"database","table","pk.<col>": v}`` or array form
   ``[db, table, [{col: v}]]``. ``primary_key`` alone (values, no names) still identifies the row.
-- ``position`` (``binlog-file:offset``) is the source position; as a sequence the offset is
-  zero-padded so text order is binlog order within a file.
+- ``position`` (``binlog-file:offset``, with ``--output_binlog_position``) is the source
+  position but not the ordering sequence: bootstrap rows carry none, binlog file names restart on
+  a failover to another server, and an order key of a position would not compare with the
+  bootstrap rows' event-time keys (a stale snapshot row would win over newer updates). Changes are
+  ordered by ``ts`` then Kafka partition and offset, which is Maxwell's emission order.
 """
 
 from __future__ import annotations
@@ -67,7 +70,6 @@ class MaxwellJsonDecoder(JsonDecoder):
         common = {
             "database": database, "table_name": table, "event_time": self._ts(doc),
             "source_position": plain_text(doc.get("position")),
-            "source_sequence": _binlog_sequence(doc.get("position")),
             "transaction_id": plain_text(doc.get("xid")),
         }
         if kind in DDL_TYPES:
@@ -172,14 +174,6 @@ def _kafka_key_pairs(message: RawMessage) -> list[tuple[str, Any]]:
         return [(str(name), value) for item in key[2] if isinstance(item, dict)
                 for name, value in item.items()]
     return []
-
-
-def _binlog_sequence(position: Any) -> str | None:
-    """``master.000006:800911`` -> ``master.000006:00000000000000800911`` (sortable text)."""
-    if not isinstance(position, str) or ":" not in position:
-        return None
-    file_name, _, offset = position.rpartition(":")
-    return f"{file_name}:{offset.zfill(20)}" if offset.isdigit() else position
 
 
 DECODER = MaxwellJsonDecoder

@@ -121,11 +121,30 @@ def test_key_override_wins_over_pk_names() -> None:
     assert row["row_key"] == '["b"]'
 
 
-def test_sequence_is_zero_padded_for_text_order() -> None:
-    [low] = decode("canal_json", canal(id=9))
-    [high] = decode("canal_json", canal(id=10))
+def test_drs_sequence_is_zero_padded_for_text_order() -> None:
+    [low] = decode("drs_json", canal(id=9))
+    [high] = decode("drs_json", canal(id=10))
     assert low["source_sequence"] < high["source_sequence"]
     assert high["source_sequence"] == "00000000000000000010"
+
+
+def test_canal_batch_id_is_not_an_ordering_key() -> None:
+    # Canal's id restarts from 1 with the Canal server: after a restart, batch 3 is newer than
+    # batch 500 before it. Ordering falls back to ``es`` and Kafka coordinates.
+    [before_restart] = decode("canal_json", canal(id=500, es=1704067200000))
+    [after_restart] = decode("canal_json", canal(id=3, es=1704067260000))
+    assert before_restart["source_sequence"] is None
+    assert after_restart["source_sequence"] is None
+    assert after_restart["event_time"] > before_restart["event_time"]
+
+
+def test_ticdc_commit_ts_is_the_sequence() -> None:
+    # TiCDC sends id 0 on every message; its commitTs is a TSO, monotonic per cluster.
+    [older] = decode("canal_json", canal(id=0, _tidb={"commitTs": 429918007904436226}))
+    [newer] = decode("canal_json", canal(id=0, _tidb={"commitTs": 1429918007904436226}))
+    assert older["source_sequence"] == "00429918007904436226"
+    assert newer["source_sequence"] == "01429918007904436226"
+    assert older["source_sequence"] < newer["source_sequence"]
 
 
 def test_control_types_are_not_changes() -> None:

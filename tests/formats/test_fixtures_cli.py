@@ -9,7 +9,7 @@ import re
 import pytest
 
 from cdclake.decode_cli import is_binary_format, read_keys, read_messages
-from spark_jobs.formats import format_ids, get_decoder
+from spark_jobs.formats import format_ids, get_decoder, registry
 from spark_jobs.formats.base import FormatOptions
 from spark_jobs.formats.canonical import row_to_json_dict
 from spark_jobs.formats.decoding import decode_batch
@@ -48,6 +48,9 @@ def test_auto_detection_gives_the_same_rows(case: FixtureCase) -> None:
     expected_format = auto.get("format", case.format_id)
     rows, errors = decode_case(case, "auto")
     expected = [dict(r, source_format=expected_format) for r in case.expected_rows()]
+    if getattr(registry()[case.format_id], "sequence_field", None):
+        # auto never orders the Canal family by ``id`` (see CanalFamilyDecoder.detected)
+        expected = [dict(r, source_sequence=None) for r in expected]
     assert rows == expected
     assert [e["line"] for e in errors] == [e["line"] for e in case.expected_errors()]
 

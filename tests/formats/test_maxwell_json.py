@@ -6,7 +6,7 @@ import json
 
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.detect import detect
-from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _binlog_sequence, _kafka_key_pairs
+from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs
 from spark_jobs.formats.values import loads_exact
 
 INSERT = {"database": "d", "table": "t", "type": "insert", "ts": 1477053217, "xid": 1, "data": {"id": 1}}
@@ -35,9 +35,16 @@ def test_bootstrap_markers_are_control_messages() -> None:
     assert decoded.control == "BOOTSTRAP_COMPLETE"
 
 
-def test_kafka_key_forms_and_binlog_sequence() -> None:
+def test_kafka_key_forms() -> None:
     hash_key = b'{"database":"d","table":"t","pk.id":7}'
     assert _kafka_key_pairs(RawMessage(value=b"", key=hash_key)) == [("id", "7")]
     assert _kafka_key_pairs(RawMessage(value=b"", key=b'["d","t",[{"id":7}]]')) == [("id", "7")]
     assert _kafka_key_pairs(RawMessage(value=b"", key=b"\xff")) == []
-    assert _binlog_sequence("master.000006:800911") == "master.000006:00000000000000800911"
+
+
+def test_binlog_position_is_kept_but_does_not_order() -> None:
+    # A bootstrap row has no position; ordering both by ts and Kafka coordinates keeps them comparable.
+    binlog = dict(INSERT, position="master.000006:800911")
+    [row] = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(binlog).encode())).rows
+    assert row["source_position"] == "master.000006:800911"
+    assert row["source_sequence"] is None
