@@ -61,7 +61,13 @@ class ObjectId:
 
 @dataclass(frozen=True)
 class MongoDate:
-    iso: str  # ISO-8601 UTC, fraction kept
+    iso: str | None  # ISO-8601 UTC, fraction kept; None outside years 1-9999
+    millis: str | None = None  # epoch milliseconds, kept when there is no ISO form
+
+    @property
+    def shell_text(self) -> str:
+        """How the Java driver's shell mode writes a date outside ISODate's range."""
+        return f"new Date({self.millis})"
 
 
 @dataclass(frozen=True)
@@ -382,9 +388,16 @@ def _decimal(args: list[Any]) -> Decimal128:
 
 
 def _date(args: list[Any]) -> MongoDate:
+    """``ISODate("...")``, or ``new Date(ms)``: the Java driver's shell mode writes the latter for
+    dates outside 0100-9999, which may lie outside the years an ISO instant here can hold."""
     value = _one_arg(args, str, JsonNumber)
     if isinstance(value, JsonNumber):
-        return MongoDate(iso_utc_from_epoch_text(value, "ms"))
+        try:
+            return MongoDate(iso_utc_from_epoch_text(value, "ms"))
+        except ConversionWarning:
+            if not re.fullmatch(r"-?\d+", value):
+                raise
+            return MongoDate(None, str(int(value)))
     return MongoDate(iso_from_date_text(value))
 
 
@@ -531,8 +544,8 @@ def to_ejson(value: Any) -> Any:
         return [to_ejson(v) for v in value]
     if isinstance(value, ObjectId):
         return {"$oid": value.hex}
-    if isinstance(value, MongoDate):
-        return {"$date": value.iso}
+    if isinstance(value, MongoDate):  # canonical form for dates without an ISO text (EJSON v2)
+        return {"$date": value.iso if value.iso is not None else {"$numberLong": value.millis}}
     if isinstance(value, Int64 | Int32):
         return JsonNumber(value.digits)
     if isinstance(value, Decimal128):
@@ -570,7 +583,7 @@ def field_text(value: Any) -> tuple[str | None, str | None]:
     if isinstance(value, ObjectId):
         return value.hex, "STRING"
     if isinstance(value, MongoDate):
-        return value.iso, "TIMESTAMP"
+        return (value.iso if value.iso is not None else value.shell_text), "TIMESTAMP"
     if isinstance(value, Int64 | Int32):
         return value.digits, "LONG"
     if isinstance(value, Decimal128):

@@ -40,6 +40,7 @@ from spark_jobs.formats.values import (
     boolean_text,
     date_text,
     dumps_compact,
+    iso_seconds_text,
     iso_utc_from_epoch_text,
     loads_exact,
     text_of,
@@ -131,7 +132,7 @@ def zoned_text(value: Any, default_zone: str = "UTC") -> str:
         utc = local.replace(tzinfo=zone).astimezone(UTC)
     except OverflowError as exc:
         raise ConversionWarning(f"datetime out of range: {value!r}") from exc
-    out = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    out = iso_seconds_text(utc)
     fraction = (match["frac"] or "").rstrip("0")
     return out + (f".{fraction}" if fraction else "") + "Z"
 

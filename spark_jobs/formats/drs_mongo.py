@@ -23,7 +23,13 @@ import re
 from typing import Any
 
 from spark_jobs.formats import errors
-from spark_jobs.formats._mongo_shell import MongoShellSyntaxError, field_text, from_json_value, parse_document
+from spark_jobs.formats._mongo_shell import (
+    MongoDate,
+    MongoShellSyntaxError,
+    field_text,
+    from_json_value,
+    parse_document,
+)
 from spark_jobs.formats._sequence import SEQUENCE_WIDTH, epoch_micros, sortable_sequence
 from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
@@ -73,22 +79,22 @@ class DrsMongoDecoder(JsonDecoder):
         after: dict[str, str | None] | None = None
         after_is_full = False
         if op == "INSERT":
-            after, after_is_full = self._image(value, types), True
+            after, after_is_full = self._image(value, types, warnings), True
             row_key = key_of(after, KEY_COLUMNS)
             if row_key is None:
                 raise self.fail(errors.MISSING_KEY, "'value' has no '_id' on an INSERT")
         elif op == "DELETE":
             source = where if where else value
-            before = self._image(source, types)
+            before = self._image(source, types, warnings)
             row_key = self._key(before, "'value' (or 'where') has no '_id' on a DELETE")
         elif record_type == "update" and _is_operator_document(value):
             after = self._apply_operators(value, types, warnings)
-            key_image = self._image(where, types) if where else {}
+            key_image = self._image(where, types, warnings) if where else {}
             row_key = self._key(key_image, "'where' has no '_id' on an update")
             after = {"_id": key_image["_id"], **after}
         else:  # replace (or an update whose value is a whole document)
-            after, after_is_full = self._image(value, types), True
-            key_image = self._image(where, types) if where else after
+            after, after_is_full = self._image(value, types, warnings), True
+            key_image = self._image(where, types, warnings) if where else after
             row_key = self._key(key_image, "'where' has no '_id' on a replace")
             if "_id" not in after:
                 after = {"_id": key_image["_id"], **after}
@@ -123,11 +129,14 @@ class DrsMongoDecoder(JsonDecoder):
         return parsed
 
     @staticmethod
-    def _image(document: dict[str, Any] | None, types: dict[str, str]) -> dict[str, str | None]:
+    def _image(document: dict[str, Any] | None, types: dict[str, str],
+               warnings: list[str]) -> dict[str, str | None]:
         image: dict[str, str | None] = {}
         for name, value in (document or {}).items():
             text, logical = field_text(value)
             image[name] = text
+            if isinstance(value, MongoDate) and value.iso is None:
+                warnings.append(f"field {name!r}: {text} is outside years 1-9999; original text kept")
             if logical is not None:
                 types[name] = logical
         return image
@@ -167,7 +176,7 @@ class DrsMongoDecoder(JsonDecoder):
                 raise self.fail(errors.INVALID_FIELD,
                                 f"'value' uses update operator {operator!r}, whose result is not in "
                                 "the message; only $set and $unset can be applied")
-        image = self._image(changes, types)
+        image = self._image(changes, types, warnings)
         for name in removed:
             image[name] = None
         for name in image:

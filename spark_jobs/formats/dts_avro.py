@@ -34,6 +34,7 @@ from spark_jobs.formats.values import (
     decimal_text,
     dumps_compact,
     integer_text,
+    iso_seconds_text,
     iso_utc_from_micros,
     loads_exact,
 )
@@ -114,6 +115,15 @@ def primary_key_from_tags(tags: dict[str, str]) -> list[str]:
     return []
 
 
+def transaction_id(record: dict[str, Any]) -> str | None:
+    """``sourceTxid``, except the ``"0"`` DTS writes for every MySQL record (a placeholder, not one
+    transaction): then the binlog ``GTID`` tag when the record carries one, else none."""
+    txid = record.get("sourceTxid") or ""
+    if txid not in ("", "0"):
+        return txid
+    return (record.get("tags") or {}).get("GTID") or None
+
+
 def _fraction(value: int | None, digits: int) -> str:
     """``.123456`` from an integer fraction of ``digits`` digits (trailing zeros trimmed)."""
     if not value:
@@ -159,13 +169,12 @@ class DtsAvroDecoder(Decoder):
 
     # -- rows ------------------------------------------------------------------------------
     def _common(self, record: dict[str, Any]) -> dict[str, Any]:
-        txid = record.get("sourceTxid") or None
         return {
             "db_type": record["source"]["sourceType"],
             "event_time": record["sourceTimestamp"] * 1_000_000,
             "source_sequence": f"{record['id']:020d}" if record["id"] >= 0 else str(record["id"]),
             "source_position": record["sourcePosition"] or None,
-            "transaction_id": txid,
+            "transaction_id": transaction_id(record),
         }
 
     def _names(self, record: dict[str, Any], ddl: bool) -> tuple[str | None, str | None, str | None]:
@@ -422,11 +431,13 @@ def _zoned_text(parts: dict[str, int | None], zone: str, digits: int) -> str:
     needed = ("year", "month", "day")
     if any(parts.get(p) is None for p in needed):
         raise ConversionWarning(f"TimestampWithTimeZone lacks a date: {parts}")
-    wall = datetime(parts["year"], parts["month"], parts["day"],  # type: ignore[arg-type]
-                    parts.get("hour") or 0, parts.get("minute") or 0, parts.get("second") or 0)
-    offset = _zone_offset(zone, wall)
-    utc = wall - offset
-    return utc.strftime("%Y-%m-%dT%H:%M:%S") + _fraction(parts.get("millis"), digits) + "Z"
+    try:
+        wall = datetime(parts["year"], parts["month"], parts["day"],  # type: ignore[arg-type]
+                        parts.get("hour") or 0, parts.get("minute") or 0, parts.get("second") or 0)
+        utc = wall - _zone_offset(zone, wall)
+    except (ValueError, OverflowError):
+        raise ConversionWarning(f"TimestampWithTimeZone {parts} {zone!r} is not a valid instant") from None
+    return iso_seconds_text(utc) + _fraction(parts.get("millis"), digits) + "Z"
 
 
 def _zone_offset(zone: str, wall: datetime) -> timedelta:

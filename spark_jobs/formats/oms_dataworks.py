@@ -39,6 +39,7 @@ from spark_jobs.formats.values import (
     date_text,
     decimal_text,
     integer_text,
+    iso_seconds_text,
     iso_utc_from_epoch_text,
     logical_type_from_sql_name,
     text_of,
@@ -223,8 +224,11 @@ def zoned_instant_text(value: Any, default_zone: str) -> str:
         local = datetime.strptime(f"{match['date']} {match['time']}", "%Y-%m-%d %H:%M:%S")
     except (ValueError, ZoneInfoNotFoundError) as exc:
         raise ConversionWarning(f"not a valid zoned date-time: {text!r}") from exc
-    utc = local.replace(tzinfo=tz).astimezone(UTC)
-    out = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        utc = local.replace(tzinfo=tz).astimezone(UTC)
+    except OverflowError as exc:
+        raise ConversionWarning(f"outside years 1-9999 in UTC: {text!r}") from exc
+    out = iso_seconds_text(utc)
     fraction = (match["frac"] or "").rstrip("0")
     return out + (f".{fraction}" if fraction else "") + "Z"
 

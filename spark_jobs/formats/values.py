@@ -202,9 +202,22 @@ def base64_normalised(text: str) -> str:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def iso_seconds_text(moment: datetime) -> str:
+    """``0001-01-01T00:00:00``: the year zero-padded (glibc's ``%Y`` gives ``1`` for year 1)."""
+    return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S")
+
+
+def _shifted(base: datetime, delta: timedelta, text: Any) -> datetime:
+    """``base + delta``; beyond years 1-9999 the value keeps its text (ConversionWarning)."""
+    try:
+        return base + delta
+    except OverflowError as exc:
+        raise ConversionWarning(f"outside years 1-9999: {text!r}") from exc
+
+
 def iso_utc_from_micros(micros: int) -> str:
-    moment = _EPOCH + timedelta(microseconds=micros)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    moment = _shifted(_EPOCH, timedelta(microseconds=micros), micros)
+    text = iso_seconds_text(moment)
     fraction = micros % 1_000_000
     if fraction:
         text += "." + f"{fraction:06d}".rstrip("0")
@@ -230,8 +243,10 @@ def iso_utc_from_epoch_text(text: str, unit: str) -> str:
 def iso_utc_from_seconds_decimal(seconds: Decimal) -> str:
     whole = int(seconds.to_integral_value(rounding="ROUND_FLOOR"))
     fraction = seconds - whole
-    moment = _EPOCH + timedelta(seconds=whole)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if abs(whole) > 10**12:  # far outside datetime's range (and timedelta's)
+        raise ConversionWarning(f"outside years 1-9999: {seconds} s")
+    moment = _shifted(_EPOCH, timedelta(seconds=whole), str(seconds))
+    text = iso_seconds_text(moment)
     if fraction:
         digits = format(fraction, "f").split(".", 1)[1].rstrip("0")
         if digits:
@@ -350,8 +365,8 @@ def iso_utc_from_zoned_text(text: str) -> str:
         local = _parse_wall(f"{match[1]}T{match[2]}")
     except ValueError as exc:
         raise ConversionWarning(f"not a valid timestamp: {text!r}") from exc
-    utc = local - offset
-    out = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    utc = _shifted(local, -offset, text)
+    out = iso_seconds_text(utc)
     if match[3] and match[3].rstrip("0"):
         out += "." + match[3].rstrip("0")
     return out + "Z"

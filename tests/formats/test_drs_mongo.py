@@ -93,3 +93,34 @@ def test_nested_diff_is_rejected_not_misapplied() -> None:
 def test_signature_does_not_claim_other_formats() -> None:
     assert not DrsMongoDecoder.matches({"data": [], "type": "INSERT", "database": "d", "table": "t"})
     assert not DrsMongoDecoder.matches({"payload": {"op": "c"}, "schema": {}})
+
+
+def test_java_driver_shell_forms_parse() -> None:
+    """What ``JsonWriter`` in ``JsonMode.SHELL`` (mongo-java-driver) writes for each BSON type."""
+    doc = parse_document(
+        '{"_id": ObjectId("64650cf67dc36a464e76e583"), "l": NumberLong(7),'
+        ' "big": NumberLong("9223372036854775807"), "b": new BinData(0, "AQID"),'
+        ' "p": {"$ref": "db.c", "$id": ObjectId("64650cf67dc36a464e76e583")},'
+        ' "r": /a\\/b/i, "u": undefined, "k": MinKey, "x": 1.0E10}')
+    assert field_text(doc["l"]) == ("7", "LONG")
+    assert field_text(doc["big"]) == ("9223372036854775807", "LONG")
+    assert field_text(doc["b"]) == ("AQID", "BINARY")
+    assert field_text(doc["p"]) == ('{"$ref":"db.c","$id":{"$oid":"64650cf67dc36a464e76e583"}}', "JSON")
+    assert field_text(doc["r"]) == ('{"$regularExpression":{"pattern":"a\\\\/b","options":"i"}}', "JSON")
+    assert field_text(doc["x"]) == ("1.0E10", "DOUBLE")
+
+
+def test_dates_outside_iso_years_keep_their_text_with_a_warning() -> None:
+    """The driver writes ``new Date(ms)`` outside 0100-9999; such a date must not reject the row."""
+    doc = parse_document('{"a": new Date(253402300800000), "n": {"d": new Date(-62135596800001)},'
+                         ' "y": new Date(-59014396800001)}')
+    assert field_text(doc["a"]) == ("new Date(253402300800000)", "TIMESTAMP")
+    assert field_text(doc["n"]) == ('{"d":{"$date":{"$numberLong":"-62135596800001"}}}', "JSON")
+    assert field_text(doc["y"]) == ("0099-11-27T23:59:59.999Z", "TIMESTAMP")
+    message = {"id": "1", "op": "INSERT", "dbType": "MongoDB", "db": "d", "coll": "c",
+               "recordType": "insert", "es": 1684409911000, "clusterTime": "1684409911:1",
+               "value": '{"_id": ObjectId("64650cf67dc36a464e76e583"), "a": new Date(253402300800000)}'}
+    row = DrsMongoDecoder().decode(RawMessage(value=json.dumps(message).encode())).rows[0]
+    assert row["after"]["a"] == "new Date(253402300800000)"
+    assert row["warnings"] == ["field 'a': new Date(253402300800000) is outside years 1-9999; "
+                               "original text kept"]

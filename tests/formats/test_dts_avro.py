@@ -88,3 +88,32 @@ def test_fixture_maker_round_trips_through_fastavro() -> None:
     data = _datum(False)
     back = fastavro.schemaless_reader(io.BytesIO(data), maker.CURRENT)
     assert back["objectName"] == "shop.orders"
+
+
+def test_mysql_placeholder_txid_is_no_transaction_but_a_gtid_tag_is() -> None:
+    """Real MySQL records all carry sourceTxid "0" (cloudkdb/demo printout): not one transaction."""
+    decoder = DtsAvroDecoder()
+
+    def txid(rec: dict) -> str | None:
+        return decoder.decode(RawMessage(value=maker.encode(rec))).rows[0]["transaction_id"]
+
+    assert txid(maker.record("INSERT", "db.t", [("a", 8)], None, [maker.integer("1")])) is None
+    assert txid(maker.record("DDL", "db", None, None, "create table t(a int)",
+                             tags={"GTID": "281c62dc:108156"})) == "281c62dc:108156"
+    assert txid(maker.record("INSERT", "db.public.t", [("a", 20)], None, [maker.integer("1")],
+                             source="PostgreSQL", txid="731")) == "731"
+
+
+def test_timestamp_with_time_zone_early_year_and_invalid_value() -> None:
+    fields = [("id", 8), ("early", 18), ("bad", 18)]
+    zoned = maker.v("TimestampWithTimeZone", {"value": {
+        "year": 1, "month": 1, "day": 2, "hour": 0, "minute": 0, "second": 0, "millis": None},
+        "timezone": "+08:00"})
+    invalid = maker.v("TimestampWithTimeZone", {"value": {
+        "year": 0, "month": 0, "day": 0, "hour": 0, "minute": 0, "second": 0, "millis": None},
+        "timezone": "+08:00"})
+    rec = maker.record("INSERT", "db.t", fields, None, [maker.integer("1"), zoned, invalid],
+                       tags={"pk_uk_info": '{"PRIMARY":["id"]}'})
+    row = DtsAvroDecoder().decode(RawMessage(value=maker.encode(rec))).rows[0]
+    assert row["after"]["early"] == "0001-01-01T16:00:00Z"
+    assert row["after"]["bad"] is not None and len(row["warnings"]) == 1

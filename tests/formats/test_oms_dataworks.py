@@ -31,3 +31,7 @@ def test_signature() -> None:
     assert OmsDataWorksDecoder.matches({"version": "2.0", "payload": {"op": "HEARTBEAT"}})
     assert not OmsDataWorksDecoder.matches({"prevStruct": None, "postStruct": {}, "allMetaData": {}})
     assert not OmsDataWorksDecoder.matches({"schema": {"type": "struct"}, "payload": {"op": "c"}})
+
+
+def test_early_years_are_zero_padded() -> None:
+    assert zoned_instant_text("0900-01-01 08:00:00 +08:00", "UTC") == "0900-01-01T00:00:00Z"

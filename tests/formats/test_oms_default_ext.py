@@ -44,3 +44,9 @@ def test_zoned_datetime_to_utc_keeps_nanoseconds() -> None:
     assert zoned_text("2020-11-25 00:01:02.123456789 Asia/Shanghai") == "2020-11-24T16:01:02.123456789Z"
     assert zoned_text("2020-11-25 00:01:02 +08:00") == "2020-11-24T16:01:02Z"
     assert zoned_text("2020-11-25 00:01:02", "Asia/Shanghai") == "2020-11-24T16:01:02Z"
+
+
+def test_early_years_are_zero_padded_and_overflow_is_a_warning() -> None:
+    assert zoned_text("0900-01-01 08:00:00 +08:00") == "0900-01-01T00:00:00Z"
+    with pytest.raises(ConversionWarning):
+        zoned_text("0001-01-01 00:00:00 +08:00")  # before year 1 in UTC
