@@ -5,9 +5,13 @@ converter has ``schemas.enable=true``, else the payload alone. ``op``: c (CloudC
 u, d, r (snapshot read), t (truncate), m (logical-decoding message: not a change), and CloudCanal's
 ``a`` (ALTER). Schema-change topic events (``databaseName``, ``ddl``, ``tableChanges``) become DDL
 rows; transaction-metadata and heartbeat events are control messages; a null value is a tombstone.
+Rows flattened by Debezium's ``ExtractNewRecordState`` SMT (the row itself plus ``__``-prefixed
+fields such as ``__op``, ``__table``, ``__source_ts_ms`` and ``__deleted``) are decoded too: a
+``__deleted`` of true (``delete.handling.mode=rewrite``) or ``__op`` d is a delete of that row.
 
 With a schema, values are decoded by their Connect/Debezium logical type (Decimal is base64 of
-the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, ...). Without one,
+the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, Bits is the bit
+string little-endian, turned big-endian here as the database holds it, ...). Without one,
 values are kept as given (numbers exact). Key columns: the config override, else the Kafka
 message key's fields, else ``tableChanges`` primary-key names, else keyless.
 Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
@@ -31,6 +35,7 @@ from spark_jobs.formats.values import (
     ConversionWarning,
     JsonNumber,
     base64_normalised,
+    base64_of_bytes,
     boolean_text,
     decimal_text,
     dumps_compact,
@@ -65,6 +70,14 @@ _PRIMITIVE_TYPES = {"int8": "LONG", "int16": "LONG", "int32": "LONG", "int64": "
                     "boolean": "BOOLEAN", "string": "STRING", "bytes": "BINARY", "struct": "JSON",
                     "map": "JSON", "array": "JSON"}
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+# ExtractNewRecordState ``add.fields``: envelope or source fields, written ``__<name>`` (source
+# fields also ``__source_<name>``). They are metadata, not columns of the row.
+_FLAT_PREFIX = "__"
+_FLAT_OPS = ("c", "u", "d", "r")
+_FLAT_ENVELOPE = {"op", "ts_ms", "ts_us", "ts_ns", "deleted"}
+_FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "table", "collection",
+                "sequence", "server_id", "gtid", "file", "pos", "row", "thread", "query", "txId",
+                "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no"}
 
 
 def unwrap(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
@@ -90,6 +103,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         payload, schema = unwrap(doc)
         if not isinstance(payload, dict):
             return False
+        if _is_flattened(payload):
+            return True
         op = _op_code(payload)
         if op in OPS or op == MESSAGE_OP:
             return isinstance(payload.get("source"), dict) or "before" in payload or "after" in payload
@@ -111,6 +126,8 @@ class DebeziumJsonDecoder(JsonDecoder):
             return Decoded(control="TOMBSTONE")
         if not isinstance(payload, dict):
             raise self.fail(errors.INVALID_FIELD, "'payload' must be an object")
+        if _is_flattened(payload):
+            return Decoded(rows=[self._flattened_row(payload, schema, message)])
         op = _op_code(payload)
         if op is not None:
             if op == MESSAGE_OP:
@@ -168,34 +185,66 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _change_row(self, op: str, payload: dict[str, Any], schema: dict[str, Any] | None,
                     message: RawMessage) -> dict[str, Any]:
         source = self._source(payload)
-        database, schema_name = _text(source.get("db")), _text(source.get("schema"))
-        table = _text(source.get("table") or source.get("collection"))
         specs = _value_specs(schema)
         warnings: list[str] = []
-        types: dict[str, str] = {}
-        for column, spec in specs.items():
-            logical = _logical_type(spec)
-            if logical:
-                types[column] = logical
-        before, _ = self._image(payload, "before", specs, warnings)
-        after, after_partial = self._image(payload, "after", specs, warnings)
+        before, _ = self._image(payload.get("before"), "before", specs, warnings)
+        after, after_partial = self._image(payload.get("after"), "after", specs, warnings)
         if op in ("INSERT", "SNAPSHOT") and not before:
             before = None  # CloudCanal sends "before": {} on inserts
         if op == "DELETE" and not after:
             after = None
         if op in ("INSERT", "SNAPSHOT", "UPDATE") and after is None:
             raise self.fail(errors.MISSING_FIELD, f"'after' must be an object when op is {payload['op']!r}")
-        after_is_full = after is not None and not after_partial
-        keys, key_values = self._keys(message, payload, database, table, warnings)
-        row_key = None
-        if op != "TRUNCATE":
-            row_key = key_of(before if op == "DELETE" else after, keys)
-            if row_key is None and keys and key_values and all(k in key_values for k in keys):
-                row_key = row_key_text([key_values[k] for k in keys])
-            if keys and row_key is None and op in ("UPDATE", "DELETE"):
-                raise self.fail(errors.MISSING_KEY, f"key columns {keys} are in neither the "
-                                                    f"{'before' if op == 'DELETE' else 'after'} image "
-                                                    f"nor the message key")
+        row = self._keyed_row(message, op, before, after, after is not None and not after_partial,
+                              specs, payload, source, warnings)
+        if op == "UPDATE" and before is None and row["row_key"] is None:
+            # PostgreSQL's default replica identity sends no old row: on a keyless table the row
+            # to replace cannot be found (Flink fails the same way).
+            raise self.fail(errors.MISSING_FIELD, "'before' is null on an update and no key identifies "
+                                                  "the row (PostgreSQL: REPLICA IDENTITY FULL, or "
+                                                  "configure the table's key columns)")
+        return row
+
+    def _flattened_row(self, payload: dict[str, Any], schema: dict[str, Any] | None,
+                       message: RawMessage) -> dict[str, Any]:
+        """One ``ExtractNewRecordState`` row: its columns, with the ``__`` fields as metadata."""
+        meta = {name[len(_FLAT_PREFIX):]: value for name, value in payload.items() if _is_flat_meta(name)}
+        columns = {name: value for name, value in payload.items() if not _is_flat_meta(name)}
+        warnings: list[str] = []
+        op = self._flattened_op(meta, warnings)
+        specs = {name: spec for name, spec in _value_specs(schema).items() if not _is_flat_meta(name)}
+        image, partial = self._image(columns, "row", specs, warnings)
+        before, after = (image, None) if op == "DELETE" else (None, image)
+        envelope = {name: meta[name] for name in ("ts_ms", "ts_us", "ts_ns") if name in meta}
+        source = {name: value for name, value in meta.items() if name in _FLAT_SOURCE}
+        source.update({name[len("source_"):]: value for name, value in meta.items()
+                       if name.startswith("source_")})
+        return self._keyed_row(message, op, before, after, after is not None and not partial,
+                               specs, envelope, source, warnings)
+
+    def _flattened_op(self, meta: dict[str, Any], warnings: list[str]) -> str:
+        code = meta.get("op")
+        if code is not None and (not isinstance(code, str) or code.lower() not in _FLAT_OPS):
+            raise self.fail(errors.INVALID_OP, f"'__op' {code!r} is not a Debezium row operation "
+                                               f"(c, u, d, r)")
+        if _deleted_flag(meta.get("deleted")) or (code and code.lower() == "d"):
+            return "DELETE"
+        if code:
+            return OPS[code.lower()]
+        warnings.append("no '__op' field: insert or update is unknown; applied as an update (upsert) "
+                        "of the whole row")
+        return "UPDATE"
+
+    def _keyed_row(self, message: RawMessage, op: str, before: dict[str, str | None] | None,
+                   after: dict[str, str | None] | None, after_is_full: bool,
+                   specs: dict[str, dict[str, Any]], envelope: dict[str, Any],
+                   source: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+        """The change row of one decoded change: keys from the message, times from the envelope."""
+        database, schema_name = _text(source.get("db")), _text(source.get("schema"))
+        table = _text(source.get("table") or source.get("collection"))
+        types = {column: logical for column, spec in specs.items() if (logical := _logical_type(spec))}
+        keys, key_values = self._keys(message, envelope, database, table, warnings)
+        row_key = None if op == "TRUNCATE" else self._row_key(op, before, after, keys, key_values)
         if op == "DELETE" and before is None and row_key is None:
             raise self.fail(errors.MISSING_FIELD,
                             "'before' is null on a delete and no key identifies the row")
@@ -203,13 +252,24 @@ class DebeziumJsonDecoder(JsonDecoder):
             message, op=op, database=database, schema_name=schema_name, table_name=table,
             primary_key_columns=keys if op != "TRUNCATE" else [], row_key=row_key,
             before=before, after=after, after_is_full=after_is_full, column_types=types,
-            warnings=warnings, **self._metadata(payload, source),
+            warnings=warnings, **self._metadata(envelope, source),
         )
 
-    def _image(self, payload: dict[str, Any], side: str, specs: dict[str, dict[str, Any]],
+    def _row_key(self, op: str, before: dict[str, str | None] | None,
+                 after: dict[str, str | None] | None, keys: list[str],
+                 key_values: dict[str, str | None]) -> str | None:
+        row_key = key_of(before if op == "DELETE" else after, keys)
+        if row_key is None and keys and key_values and all(k in key_values for k in keys):
+            row_key = row_key_text([key_values[k] for k in keys])
+        if keys and row_key is None and op in ("UPDATE", "DELETE"):
+            raise self.fail(errors.MISSING_KEY, f"key columns {keys} are in neither the "
+                                                f"{'before' if op == 'DELETE' else 'after'} image "
+                                                f"nor the message key")
+        return row_key
+
+    def _image(self, raw: Any, side: str, specs: dict[str, dict[str, Any]],
                warnings: list[str]) -> tuple[dict[str, str | None] | None, bool]:
         """(image, partial): columns Debezium could not capture are left out (unknown)."""
-        raw = payload.get(side)
         if raw is None:
             return None, False
         if isinstance(raw, str):  # MongoDB connector: the document as extended-JSON text
@@ -334,7 +394,9 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
             return dumps_compact(loads_exact(str(value)))
         except ValueError:
             raise ConversionWarning(f"not JSON: {str(value)[:40]!r}") from None
-    if name == "io.debezium.data.Bits" or kind == "bytes":
+    if name == "io.debezium.data.Bits":
+        return _bits_text(value)
+    if kind == "bytes":
         if isinstance(value, str):
             return base64_normalised(value)
         return text_of(value)
@@ -343,6 +405,15 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
     if kind in ("int8", "int16", "int32", "int64"):
         return integer_text(value)
     return text_of(value)
+
+
+def _bits_text(value: Any) -> str | None:
+    """io.debezium.data.Bits: the bit string's bytes little-endian (Debezium's documented form);
+    canonical binary is the database's own order, most significant byte first (``b'111'`` of a
+    BIT(16) is ``AAc=``), as the other formats give BIT values."""
+    if not isinstance(value, str):
+        return text_of(value)
+    return base64_of_bytes(base64.b64decode(base64_normalised(value))[::-1])
 
 
 def _decimal_from_bytes(encoded: str, scale: int) -> str:
@@ -412,7 +483,10 @@ def _value_specs(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
         struct = structs.get(side)
         if isinstance(struct, dict) and isinstance(struct.get("fields"), list):
             return {f["field"]: f for f in struct["fields"] if isinstance(f, dict) and "field" in f}
-    return {}
+    if "before" in structs or "after" in structs:
+        return {}
+    # ExtractNewRecordState: the value schema is the row's own struct.
+    return {name: f for name, f in structs.items() if isinstance(name, str)}
 
 
 def _ddl_column_types(columns: Any) -> dict[str, str]:
@@ -440,6 +514,31 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _is_flattened(payload: dict[str, Any]) -> bool:
+    """An ``ExtractNewRecordState`` row: no envelope, and a ``__deleted`` flag or an ``__op`` code."""
+    if "before" in payload or "after" in payload or isinstance(payload.get("source"), dict):
+        return False
+    op = payload.get(_FLAT_PREFIX + "op")
+    return (_deleted_flag(payload.get(_FLAT_PREFIX + "deleted")) is not None
+            or (isinstance(op, str) and op.lower() in _FLAT_OPS))
+
+
+def _is_flat_meta(name: str) -> bool:
+    if not name.startswith(_FLAT_PREFIX):
+        return False
+    field = name[len(_FLAT_PREFIX):]
+    return field in _FLAT_ENVELOPE or field in _FLAT_SOURCE or field.startswith("source_")
+
+
+def _deleted_flag(value: Any) -> bool | None:
+    """``__deleted``: a string ``"true"``/``"false"`` (older SMT) or a boolean; None if neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return None
+
+
 def _table_changes(value: Any) -> list[dict[str, Any]]:
     """Debezium sends a list; CloudCanal's manual shows a single object."""
     if isinstance(value, dict):
@@ -460,8 +559,10 @@ def _id_parts(table_id: Any) -> list[str]:
 
 
 def _position(source: dict[str, Any]) -> str | None:
-    """Binlog file:pos (MySQL), LSN (PostgreSQL, SQL Server, Db2) or SCN (Oracle)."""
-    if source.get("file") is not None and source.get("pos") is not None:
+    """Binlog file:pos (MySQL), LSN (PostgreSQL, SQL Server, Db2) or SCN (Oracle).
+
+    Flink CDC's MySQL snapshot rows carry ``"file": ""`` and ``"pos": 0``: no position at all."""
+    if source.get("file") not in (None, "") and source.get("pos") is not None:
         return f"{source['file']}:{source['pos']}"
     for name in ("lsn", "change_lsn", "scn", "commit_lsn", "commit_scn"):
         if source.get(name) is not None:

@@ -92,3 +92,89 @@ def test_bad_logical_value_keeps_the_original_text_with_a_warning() -> None:
     doc = {"schema": schema, "payload": {"op": "c", "after": {"doc": "{broken"}, "source": SOURCE}}
     row = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
     assert row["after"] == {"doc": "{broken"} and "doc" in row["warnings"][0]
+
+
+BITS = {"type": "bytes", "name": "io.debezium.data.Bits", "parameters": {"length": "64"}}
+
+
+def test_bits_little_endian_bytes_become_the_database_order() -> None:
+    # Paimon's all-types BIT(64) b'11111000111': Debezium sends c7 07 00.., MySQL holds ..00 07 c7.
+    assert value_text("xwcAAAAAAAA=", BITS) == "AAAAAAAAB8c="
+    assert value_text("AQI=", {"type": "bytes", "name": "io.debezium.data.Bits"}) == "AgE="
+
+
+def test_plain_bytes_keep_their_order() -> None:
+    assert value_text("AQI=", {"type": "bytes"}) == "AQI="
+
+
+def test_decimal_bytes_decode_exactly_even_where_a_test_expects_otherwise() -> None:
+    spec = {"type": "bytes", "name": DECIMAL, "parameters": {"scale": "10"}}
+    assert value_text("ELfYJWlzSHt+L+c1GgAAAA==", spec) == "2222222222222222400000000000.0000000000"
+
+
+def test_empty_binlog_file_of_a_snapshot_row_is_no_position() -> None:
+    source = dict(SOURCE, file="", pos=0, ts_ms=0)
+    row = DebeziumJsonDecoder().decode(message({"op": "r", "after": {"id": 1}, "source": source,
+                                                "ts_ms": 5})).rows[0]
+    assert row["source_position"] is None
+
+
+def test_update_without_before_on_a_keyless_table_is_rejected() -> None:
+    payload = {"op": "u", "before": None, "after": {"id": 1}, "source": SOURCE}
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message(payload))
+    assert info.value.reason == errors.MISSING_FIELD and "REPLICA IDENTITY" in str(info.value)
+    row = DebeziumJsonDecoder().decode(message(payload, key={"id": 1})).rows[0]
+    assert row["op"] == "UPDATE" and row["row_key"] == '["1"]' and row["before"] is None
+
+
+FLAT_SCHEMA = {"type": "struct", "name": "srv.inventory.orders.Value", "fields": [
+    {"type": "int32", "optional": False, "field": "id"},
+    {"type": "int32", "optional": False, "name": "io.debezium.time.Date", "field": "order_date"},
+    {"type": "string", "optional": True, "field": "__op"},
+    {"type": "string", "optional": True, "field": "__table"},
+    {"type": "int64", "optional": True, "field": "__lsn"},
+    {"type": "int64", "optional": True, "field": "__source_ts_ms"},
+    {"type": "string", "optional": True, "field": "__deleted"}]}
+
+
+def flat(payload: dict, key: dict | None = None) -> dict:
+    doc = {"schema": FLAT_SCHEMA, "payload": payload}
+    return DebeziumJsonDecoder().decode(message(doc, key)).rows[0]
+
+
+def test_extract_new_record_state_row_takes_its_metadata_from_the_added_fields() -> None:
+    row = flat({"id": 7, "order_date": 16850, "__op": "r", "__table": "orders", "__lsn": 33832960,
+                "__source_ts_ms": 1596309876678, "__deleted": "false"})
+    assert row["op"] == "SNAPSHOT" and row["table_name"] == "orders"
+    assert row["after"] == {"id": "7", "order_date": "2016-02-19"} and row["after_is_full"]
+    assert row["column_types"] == {"id": "LONG", "order_date": "DATE"}
+    assert row["source_position"] == "33832960" and row["event_time"] == 1596309876678000
+
+
+def test_rewritten_delete_is_a_delete_of_the_row_it_carries() -> None:
+    row = flat({"id": 7, "order_date": 16850, "__op": "d", "__deleted": "true"}, key={"id": 7})
+    assert row["op"] == "DELETE" and row["before"] == {"id": "7", "order_date": "2016-02-19"}
+    assert row["after"] is None and row["row_key"] == '["7"]'
+    assert flat({"id": 7, "__deleted": True})["op"] == "DELETE"
+
+
+def test_flattened_row_without_op_is_an_upsert_with_a_warning() -> None:
+    row = flat({"id": 7, "order_date": 1, "__deleted": "false"})
+    assert row["op"] == "UPDATE" and row["before"] is None and "__op" in row["warnings"][0]
+
+
+def test_flattened_row_with_unknown_op_is_rejected() -> None:
+    with pytest.raises(DecodeError) as info:
+        flat({"id": 7, "__op": "x", "__deleted": "false"})
+    assert info.value.reason == errors.INVALID_OP
+
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    ({"id": 1, "__op": "c", "__table": "t"}, True),
+    ({"payload": {"id": 1, "__deleted": "false"}}, True),
+    ({"id": 1, "__deleted": "maybe"}, False),
+    ({"id": 1, "name": "x"}, False),
+])
+def test_flattened_detection(doc: dict, expected: bool) -> None:
+    assert DebeziumJsonDecoder.matches(doc) is expected
