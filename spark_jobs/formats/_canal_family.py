@@ -107,7 +107,9 @@ def _column_logical_type(type_name: Any, sql_type: Any) -> str | None:
 
     The type name wins (it tells ``timestamp`` from ``datetime``, precision and signedness);
     ``sqlType`` decides when the name is missing or unknown. ``bit(n)`` with n > 1 is a number
-    in Canal's text, not bytes.
+    in Canal's text, not bytes; so is TiCDC's bare ``bit`` (it drops the length and writes any
+    BIT value as its unsigned integer, e.g. ``"65"`` for ``b'1000001'``). Only ``bit(1)`` is a
+    boolean.
     """
     name = type_name.strip() if isinstance(type_name, str) and type_name.strip() else None
     code = _int_or_none(sql_type)
@@ -115,7 +117,7 @@ def _column_logical_type(type_name: Any, sql_type: Any) -> str | None:
         base = re.split(r"[\s(]", name.lower(), maxsplit=1)[0]
         if base == "bit":
             digits = re.search(r"\((\d+)\)", name)
-            if digits and int(digits[1]) > 1:
+            if digits is None or int(digits[1]) > 1:
                 return "LONG"
         logical = logical_type_from_sql_name(name)
         if logical != "STRING" or _is_text_type_name(name):
@@ -338,6 +340,10 @@ class CanalFamilyDecoder(JsonDecoder):
                             f"'{f.kind_field}' must be INSERT, UPDATE, DELETE, a DDL type or a "
                             f"control type, got {f.kind!r}")
         common = self._common(f)
+        if op == "DDL" and f.table == "":
+            # A database-level statement (CREATE/DROP DATABASE): Canal and TiCDC send
+            # ``"table": ""``; the change names no table, as DDL rows of other formats.
+            common["table_name"] = None
         if op in ("DDL", "TRUNCATE"):
             row = self.row(message, 0, op=op, ddl=f.sql if f.sql else None, **common)
             return Decoded(rows=[row])

@@ -13,6 +13,12 @@ sends 0. So Canal changes have no source sequence and are ordered by ``es`` and 
 only TiCDC's ``_tidb.commitTs`` (a TSO, monotonic) is taken as the sequence. ``gtid`` (Canal
 1.1.5+) or ``_tidb.commitTs`` become the source position.
 
+TiCDC differences (real captures in ``tests/fixtures/canal_json``): ``old`` holds the full before
+image by default (the overlay handles both); ``mysqlType`` has no parameters (``decimal``,
+``bit``, ``enum``); a bare ``bit`` value is the unsigned integer (``"65"``), so it is a LONG; a
+bare ``enum``/``set`` value is the index/bitmask, kept as the vendor's text. A database-level DDL
+(Canal and TiCDC send ``"table": ""``) names no table.
+
 Auto-detection precedence (priority 55, the last of the Canal family): any Canal-shaped message
 (see ``_canal_family.is_canal_shaped``) that the more specific members did not claim first:
 ``cloudcanal_json`` (40, has ``action``), ``drs_json`` (44) / ``drs_json_c`` (45) (shapes only

@@ -147,6 +147,29 @@ def test_ticdc_commit_ts_is_the_sequence() -> None:
     assert older["source_sequence"] < newer["source_sequence"]
 
 
+def test_ticdc_bare_bit_is_the_unsigned_integer() -> None:
+    # TiCDC's encoder test table (pingcap/tiflow pkg/sink/codec/canal/canal_test_util.go):
+    # a BIT(64) holding b'1000001' is written {"mysqlType": "bit", "sqlType": -7, value "65"}.
+    doc = canal(type="INSERT", old=None, id=0, data=[{"id": "1", "b": "65"}],
+                mysqlType={"id": "int", "b": "bit"}, sqlType={"id": 4, "b": -7})
+    [row] = decode("canal_json", doc)
+    assert row["after"]["b"] == "65"
+    assert row["column_types"]["b"] == "LONG"
+    assert row["warnings"] == []
+
+
+def test_database_level_ddl_names_no_table() -> None:
+    # TiCDC (bis-code/cdcfresh internal/canaljson/testdata/ddl_query.json) and Canal send
+    # "table": "" for CREATE/DROP DATABASE; the DDL row has no table, not a table named "".
+    doc = canal(type="QUERY", isDdl=True, table="", data=None, old=None, mysqlType=None,
+                sqlType=None, pkNames=None, sql="CREATE DATABASE IF NOT EXISTS `demo`")
+    [row] = decode("canal_json", doc)
+    assert row["op"] == "DDL" and row["table_name"] is None and row["database"] == "db"
+    [row] = decode("canal_json", canal(type="CREATE", isDdl=True, data=None, old=None,
+                                       sql="CREATE TABLE t (id int)"))
+    assert row["table_name"] == "t"
+
+
 def test_control_types_are_not_changes() -> None:
     for kind, control in (("MHEARTBEAT", "HEARTBEAT"), ("GTID", "GTID"),
                           ("XACOMMIT", "TRANSACTION_END"), ("TIDB_WATERMARK", "HEARTBEAT")):
@@ -176,9 +199,11 @@ def test_malformed_messages_are_rejected_or_decoded_never_crash(doc: dict) -> No
     ("int64", -5, "LONG"),            # OMS name unknown to MySQL: sqlType decides
     ("bit(8)", -7, "LONG"),           # Canal writes bit(n>1) as a number
     ("bit(1)", -7, "BOOLEAN"),
+    ("bit", -7, "LONG"),              # TiCDC drops the length and writes the unsigned integer
     ("bigint(20) unsigned", -5, "DECIMAL(20,0)"),
     ("varchar(10)", 12, "STRING"),
-    ("enum('a','b')", 4, "STRING"),   # TiCDC says INTEGER for enum; the value is the label
+    ("enum('a','b')", 4, "STRING"),   # Canal: the label
+    ("enum", 4, "STRING"),            # TiCDC: the index ("1"), kept as the vendor's text
     ("timestamp(3)", 93, "TIMESTAMP"),
     ("datetime", 93, "TIMESTAMP_NTZ"),
     (None, 3, "DECIMAL"),
