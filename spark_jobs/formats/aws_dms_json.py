@@ -13,7 +13,9 @@
   also in ``data``, so a real column that happens to start with ``BI_`` is kept.
 - Control records: table/column changes (create-table, drop-table, rename-table, add-column,
   drop-column, rename-column, column-type-change, ...) become DDL rows whose ``ddl`` is the DMS
-  operation name (DMS sends no statement); any other control record is a control message. A
+  operation name (DMS sends no statement); ``truncate-table`` is a TRUNCATE of the table; any
+  other control record is a control message. Older DMS versions spell control operations in
+  CamelCase (``TruncateTable``, ``DropTable``): read as the hyphenated names. A
   ``create-table`` carries ``control.table-def`` (``columns``: name -> {type, length, precision,
   scale, nullable}; ``primary-key``): its key columns and the column types that map without doubt
   (integers, strings, booleans, reals, numerics) go on the DDL row; other types stay undeclared.
@@ -25,6 +27,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spark_jobs.formats import errors
@@ -52,7 +55,7 @@ class AwsDmsJsonDecoder(JsonDecoder):
         metadata = self.require(doc, "metadata", dict)
         record_type = str(self.require(metadata, "record-type", str, where="metadata")).strip().lower()
         operation_text = self.require(metadata, "operation", str, where="metadata")
-        operation = operation_text.strip().lower()
+        operation = _operation_name(operation_text)
         schema = plain_text(metadata.get("schema-name"))
         table = plain_text(metadata.get("table-name"))
         produced = self._time(metadata, "timestamp")
@@ -64,6 +67,8 @@ class AwsDmsJsonDecoder(JsonDecoder):
             "source_position": plain_text(metadata.get("stream-position")),
         }
         if record_type == "control":
+            if operation == "truncate-table":
+                return Decoded(rows=[self.row(message, op="TRUNCATE", ddl=operation, **common)])
             if operation.endswith(("-table", "-column", "-columns")):
                 return Decoded(rows=[self._ddl_row(doc, message, operation, common)])
             return Decoded(control="CONTROL")
@@ -153,6 +158,12 @@ class AwsDmsJsonDecoder(JsonDecoder):
         except ConversionWarning:
             raise self.fail(errors.INVALID_FIELD,
                             f"'metadata.{name}' must be an ISO timestamp, got {value!r}") from None
+
+
+def _operation_name(text: str) -> str:
+    """``metadata.operation`` in DMS's current spelling: older DMS versions (and their docs) write
+    control operations in CamelCase, ``TruncateTable`` for ``truncate-table``."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "-", text.strip()).lower()
 
 
 # DMS data types (as named in table-def) whose canonical text is unambiguous. Date/time, binary and

@@ -40,6 +40,16 @@ def test_control_records() -> None:
     assert _decode(other).control == "CONTROL"
 
 
+def test_truncate_table_control_truncates_and_camel_case_operations_are_read() -> None:
+    for spelling in ("truncate-table", "TruncateTable"):
+        control = {"metadata": dict(META, **{"record-type": "control", "operation": spelling})}
+        [row] = _decode(control).rows
+        assert (row["op"], row["schema_name"], row["table_name"]) == ("TRUNCATE", "s", "t")
+    legacy = {"metadata": dict(META, **{"record-type": "control", "operation": "DropTable"})}
+    [row] = _decode(legacy).rows
+    assert (row["op"], row["ddl"]) == ("DDL", "drop-table")
+
+
 def test_kafka_key_is_the_row_identity_only_for_primary_key_partitioning() -> None:
     meta = dict(META, **{"partition-key-type": "primary-key"})
     assert _decode({"data": {"id": 1}, "metadata": meta}, key=b"1").rows[0]["row_key"] == '["1"]'
