@@ -12,8 +12,12 @@ fields such as ``__op``, ``__table``, ``__source_ts_ms`` and ``__deleted``) are 
 With a schema, values are decoded by their Connect/Debezium logical type (Decimal is base64 of
 the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, Bits is the bit
 string little-endian, turned big-endian here as the database holds it, ...). Without one,
-values are kept as given (numbers exact). Key columns: the config override, else the Kafka
-message key's fields, else ``tableChanges`` primary-key names, else keyless.
+values are kept as given (numbers exact), except a ``{"scale", "value"}`` struct, which is
+Debezium's VariableScaleDecimal (Oracle NUMBER, PostgreSQL NUMERIC) and is decoded exactly. Key
+columns: the config override, else the Kafka message key's fields, else ``tableChanges``
+primary-key names, else keyless. MongoDB connector events (documents as extended-JSON *text* in
+``before``/``after``, updates as ``updateDescription`` or oplog ``patch``/``filter``) are keyed
+by ``_id``; see ``_mongo_row``.
 Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
 followed here (``before`` = row before the change).
 """
@@ -28,6 +32,7 @@ from decimal import Decimal
 from typing import Any
 
 from spark_jobs.formats import errors
+from spark_jobs.formats._mongo_shell import MongoShellSyntaxError, field_text, parse_document
 from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.values import (
@@ -185,6 +190,8 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _change_row(self, op: str, payload: dict[str, Any], schema: dict[str, Any] | None,
                     message: RawMessage) -> dict[str, Any]:
         source = self._source(payload)
+        if _is_mongo(payload, source):
+            return self._mongo_row(op, payload, source, message)
         specs = _value_specs(schema)
         warnings: list[str] = []
         before, _ = self._image(payload.get("before"), "before", specs, warnings)
@@ -326,6 +333,161 @@ class DebeziumJsonDecoder(JsonDecoder):
                 return [str(n) for n in names], key_values
         return [], key_values
 
+    # -- MongoDB ---------------------------------------------------------------------------
+    def _mongo_row(self, op: str, payload: dict[str, Any], source: dict[str, Any],
+                   message: RawMessage) -> dict[str, Any]:
+        """A MongoDB connector event: documents are (extended) JSON *text*, the key is ``_id``.
+
+        ``after`` (and ``before`` with pre-images) is the whole document. An update without
+        ``after`` describes the change: ``updateDescription`` (change streams, Debezium 1.8+:
+        ``updatedFields`` as JSON text, ``removedFields``) or ``patch`` (oplog connector, Debezium
+        < 1.8: an update-operator document, or a whole replacement document) with ``filter``
+        holding ``_id``. Values are read as :mod:`_mongo_shell` documents them (NumberLong ->
+        digits, ObjectId -> hex, nested documents -> relaxed Extended JSON text)."""
+        warnings: list[str] = []
+        types: dict[str, str] = {}
+        before = self._mongo_image(self._mongo_doc(payload.get("before"), "before"), types, warnings)
+        after = self._mongo_image(self._mongo_doc(payload.get("after"), "after"), types, warnings)
+        after_is_full = after is not None
+        if op == "UPDATE" and after is None:
+            after, after_is_full = self._mongo_update(payload, types, warnings)
+        if op == "DELETE" and not after:
+            after = None
+        if op in ("INSERT", "SNAPSHOT") and after is None:
+            raise self.fail(errors.MISSING_FIELD,
+                            f"'after' must be the document when op is {payload['op']!r}")
+        database, collection = _text(source.get("db")), _text(source.get("collection") or source.get("table"))
+        override = self.key_override(database, collection)
+        keys = list(override) if override is not None else list(_MONGO_KEY)
+        key_values = self._mongo_key_values(message, payload, warnings)
+        document = before if op == "DELETE" else after
+        if ("_id" in key_values and document and "_id" in document
+                and document["_id"] != key_values["_id"]):
+            warnings.append(f"message key _id {key_values['_id']!r} differs from the document's "
+                            f"{document['_id']!r}; the document's is used")
+        row_key = None if op == "TRUNCATE" else self._row_key(op, before, after, keys, key_values)
+        if op == "DELETE" and before is None and row_key is None:
+            raise self.fail(errors.MISSING_KEY, "a MongoDB delete carries no document: the message key "
+                                                "(or 'filter') must give '_id'")
+        return self.row(
+            message, op=op, database=database, schema_name=None, table_name=collection,
+            primary_key_columns=keys if op != "TRUNCATE" else [], row_key=row_key,
+            before=before, after=after, after_is_full=after_is_full, column_types=types,
+            warnings=warnings, **self._metadata(payload, source),
+        )
+
+    def _mongo_doc(self, raw: Any, name: str) -> dict[str, Any] | None:
+        """A document field: JSON text (the connector's form) or, tolerated, an object."""
+        if raw is None:
+            return None
+        if isinstance(raw, dict):
+            raw = dumps_compact(raw)
+        if not isinstance(raw, str):
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be the document as JSON text or null")
+        try:
+            doc = parse_document(raw)
+        except MongoShellSyntaxError as exc:
+            raise self.fail(errors.INVALID_FIELD,
+                            f"'{name}' is not an (extended) JSON document: {exc}") from None
+        except RecursionError:
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' is nested too deeply to parse") from None
+        if not isinstance(doc, dict):
+            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a document, got {raw[:40]!r}")
+        return doc
+
+    @staticmethod
+    def _mongo_image(doc: dict[str, Any] | None, types: dict[str, str],
+                     warnings: list[str]) -> dict[str, str | None] | None:
+        if doc is None:
+            return None
+        image: dict[str, str | None] = {}
+        for name, value in doc.items():
+            text, logical = field_text(value)
+            image[name] = text
+            if logical is not None:
+                types.setdefault(name, logical)
+            if "." in name:
+                warnings.append(f"field {name!r}: a nested path was updated; kept as its own column, "
+                                "the enclosing document is not rebuilt")
+        return image
+
+    def _mongo_update(self, payload: dict[str, Any], types: dict[str, str],
+                      warnings: list[str]) -> tuple[dict[str, str | None], bool]:
+        """(after image, is full) of an update event that carries no ``after`` document."""
+        description = payload.get("updateDescription")
+        if isinstance(description, dict):
+            updated = self._mongo_doc(description.get("updatedFields"), "updateDescription.updatedFields")
+            image = self._mongo_image(updated, types, warnings) or {}
+            removed = description.get("removedFields") or []
+            if not isinstance(removed, list):
+                raise self.fail(errors.INVALID_FIELD, "'updateDescription.removedFields' must be a list")
+            for name in removed:
+                image[str(name)] = None
+            for item in description.get("truncatedArrays") or []:
+                field = item.get("field") if isinstance(item, dict) else item
+                warnings.append(f"field {field!r}: array truncated in the source; its new value is not "
+                                "in the message, left out of the image")
+                image.pop(str(field), None)
+            return image, False
+        patch = self._mongo_doc(payload.get("patch"), "patch")
+        if patch is None:
+            raise self.fail(errors.MISSING_FIELD, "a MongoDB update needs 'after', 'updateDescription' "
+                                                  "or 'patch'")
+        if not (patch and all(k.startswith("$") for k in patch)):
+            return self._mongo_image(patch, types, warnings) or {}, True  # replacement document
+        changes: dict[str, Any] = {}
+        removed_names: list[str] = []
+        for operator, fields in patch.items():
+            if operator == "$v":
+                continue
+            if operator in ("$set", "$unset") and not isinstance(fields, dict):
+                raise self.fail(errors.INVALID_FIELD, f"'patch.{operator}' must be a document")
+            if operator == "$set":
+                changes.update(fields)
+            elif operator == "$unset":
+                removed_names.extend(fields)
+            else:
+                raise self.fail(errors.INVALID_FIELD, f"'patch' uses update operator {operator!r}, whose "
+                                                      "result is not in the message; only $set and $unset "
+                                                      "can be applied")
+        image = self._mongo_image(changes, types, warnings) or {}
+        for name in removed_names:
+            image[name] = None
+        return image, False
+
+    def _mongo_key_values(self, message: RawMessage, payload: dict[str, Any],
+                          warnings: list[str]) -> dict[str, str | None]:
+        """``_id`` from the Kafka key (``{"id": "<_id as JSON text>"}``) or the oplog ``filter``."""
+        values: dict[str, str | None] = {}
+        key_doc: Any = None
+        if message.key:
+            try:
+                key_doc = loads_exact(message.key.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                warnings.append("message key is not JSON; '_id' taken from the document")
+        if isinstance(key_doc, dict):
+            key_payload, _ = unwrap(key_doc)
+            if isinstance(key_payload, dict):
+                for name in ("id", "_id"):
+                    if name in key_payload and key_payload[name] is not None:
+                        values["_id"] = self._mongo_id_text(key_payload[name])
+                        break
+        filter_doc = self._mongo_doc(payload.get("filter"), "filter")
+        if "_id" not in values and filter_doc and "_id" in filter_doc:
+            values["_id"] = field_text(filter_doc["_id"])[0]
+        return values
+
+    @staticmethod
+    def _mongo_id_text(value: Any) -> str | None:
+        """The key's ``id`` is the ``_id`` value serialised as JSON text (``"1001"``,
+        ``"{\"$oid\": \"596e...\"}"``); read it back so it matches the document's ``_id``."""
+        if isinstance(value, str) and not isinstance(value, JsonNumber):
+            try:
+                return field_text(parse_document(value))[0]
+            except (MongoShellSyntaxError, RecursionError):
+                return value
+        return field_text(value)[0]
+
     # -- DDL -------------------------------------------------------------------------------
     def _ddl_rows(self, payload: dict[str, Any], message: RawMessage) -> list[dict[str, Any]]:
         source = self._source(payload)
@@ -363,6 +525,10 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
     if value is None:
         return None
     if not spec:
+        if _is_variable_scale_struct(value):
+            # Without a schema the struct still says what it is (Oracle NUMBER, PostgreSQL
+            # unconstrained NUMERIC under decimal.handling.mode=precise): decode it exactly.
+            return _decimal_from_bytes(value["value"], int(value["scale"]))
         return text_of(value)
     name = spec.get("name") or ""
     kind = spec.get("type")
@@ -405,6 +571,16 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
     if kind in ("int8", "int16", "int32", "int64"):
         return integer_text(value)
     return text_of(value)
+
+
+def _is_variable_scale_struct(value: Any) -> bool:
+    """io.debezium.data.VariableScaleDecimal as schemaless JSON: ``{"scale": 0, "value": "AQ=="}``."""
+    if not isinstance(value, dict) or set(value) != {"scale", "value"}:
+        return False
+    scale, unscaled = value["scale"], value["value"]
+    return (isinstance(scale, (int, JsonNumber)) and not isinstance(scale, bool)
+            and re.fullmatch(r"-?\d+", str(scale)) is not None
+            and isinstance(unscaled, str) and not isinstance(unscaled, JsonNumber))
 
 
 def _bits_text(value: Any) -> str | None:
@@ -514,6 +690,18 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+_MONGO_KEY = ("_id",)
+
+
+def _is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
+    """The MongoDB connector's envelope: documents as JSON text, or its own update fields."""
+    connector = str(source.get("connector") or "").lower()
+    if connector:
+        return connector == "mongodb"
+    return (any(isinstance(payload.get(side), str) for side in ("before", "after", "patch"))
+            or isinstance(payload.get("updateDescription"), dict))
+
+
 def _is_flattened(payload: dict[str, Any]) -> bool:
     """An ``ExtractNewRecordState`` row: no envelope, and a ``__deleted`` flag or an ``__op`` code."""
     if "before" in payload or "after" in payload or isinstance(payload.get("source"), dict):
@@ -559,12 +747,19 @@ def _id_parts(table_id: Any) -> list[str]:
 
 
 def _position(source: dict[str, Any]) -> str | None:
-    """Binlog file:pos (MySQL), LSN (PostgreSQL, SQL Server, Db2) or SCN (Oracle).
+    """Binlog file:pos (MySQL), LSN (PostgreSQL, SQL Server, Db2), SCN (Oracle) or TiCDC's
+    ``commit_ts`` (the TiDB commit TSO, which TiCDC adds to the MySQL source block).
 
     Flink CDC's MySQL snapshot rows carry ``"file": ""`` and ``"pos": 0``: no position at all."""
     if source.get("file") not in (None, "") and source.get("pos") is not None:
         return f"{source['file']}:{source['pos']}"
-    for name in ("lsn", "change_lsn", "scn", "commit_lsn", "commit_scn"):
+    if source.get("ord") is not None and source.get("ts_ms") is not None:
+        # MongoDB: the oplog / cluster time, seconds (ts_ms is whole seconds) and increment.
+        try:
+            return f"{int(str(source['ts_ms'])) // 1000}:{int(str(source['ord']))}"
+        except ValueError:
+            pass
+    for name in ("lsn", "change_lsn", "scn", "commit_lsn", "commit_scn", "commit_ts"):
         if source.get(name) is not None:
             return str(source[name])
     return None
@@ -574,7 +769,7 @@ def _transaction_id(payload: dict[str, Any], source: dict[str, Any]) -> str | No
     transaction = payload.get("transaction")
     if isinstance(transaction, dict) and transaction.get("id") is not None:
         return str(transaction["id"])
-    for name in ("txId", "gtid", "xid"):
+    for name in ("txId", "gtid", "xid", "commit_ts"):
         if source.get(name) is not None:
             return str(source[name])
     return None

@@ -178,3 +178,82 @@ def test_flattened_row_with_unknown_op_is_rejected() -> None:
 ])
 def test_flattened_detection(doc: dict, expected: bool) -> None:
     assert DebeziumJsonDecoder.matches(doc) is expected
+
+
+# -- second pass: real input from SeaTunnel, TiCDC, RisingWave, Paimon, Hudi, Debezium docs -----
+
+MONGO_SOURCE = {"connector": "mongodb", "db": "inventory", "collection": "customers",
+                "ts_ms": 1558965508000, "ord": 6}
+
+
+def test_schemaless_variable_scale_decimal_struct_is_decoded_exactly() -> None:
+    # SeaTunnel's debezium-oracle.txt: NUMBER columns arrive as {"scale": 0, "value": "AQ=="}
+    # without a schema; SeaTunnel reads them as BigDecimal 1.
+    import base64
+
+    unscaled = base64.b64encode((-1234567890123456789012345).to_bytes(11, "big", signed=True)).decode()
+    payload = {"op": "r", "after": {"n": {"scale": 5, "value": unscaled},
+                                    "one": {"scale": 0, "value": "AQ=="},
+                                    "other": {"scale": 1, "value": "AQ==", "x": 1}},
+               "source": dict(SOURCE, connector="oracle")}
+    row = DebeziumJsonDecoder().decode(message(payload)).rows[0]
+    assert row["after"]["n"] == "-12345678901234567890.12345"
+    assert row["after"]["one"] == "1"
+    assert row["after"]["other"] == '{"scale":1,"value":"AQ==","x":1}'  # not the struct: kept as JSON
+
+
+def test_ticdc_commit_ts_is_the_position_and_the_transaction() -> None:
+    source = dict(SOURCE, connector="TiCDC", file="", pos=0, commit_ts=449574451474759681)
+    row = DebeziumJsonDecoder().decode(message({"op": "c", "after": {"id": 1}, "source": source,
+                                                "ts_ms": 5})).rows[0]
+    assert row["source_position"] == "449574451474759681"
+    assert row["transaction_id"] == "449574451474759681"
+
+
+def test_mongodb_document_text_is_parsed_and_keyed_by_id() -> None:
+    after = '{"_id": {"$oid": "596e275826f08b2730779e1f"}, "n": {"$numberLong": "7"}, "tags": ["a"]}'
+    row = DebeziumJsonDecoder().decode(message({"op": "c", "after": after, "source": MONGO_SOURCE})).rows[0]
+    assert row["after"] == {"_id": "596e275826f08b2730779e1f", "n": "7", "tags": '["a"]'}
+    assert row["primary_key_columns"] == ["_id"] and row["row_key"] == '["596e275826f08b2730779e1f"]'
+    assert row["column_types"] == {"_id": "STRING", "n": "LONG", "tags": "JSON"}
+    assert row["source_position"] == "1558965508:6"  # oplog seconds : ord
+
+
+def test_mongodb_update_description_without_after_is_a_partial_image() -> None:
+    payload = {"op": "u", "after": None, "source": MONGO_SOURCE,
+               "updateDescription": {"updatedFields": '{"first_name": "Anne Marie"}',
+                                     "removedFields": ["nick"], "truncatedArrays": None}}
+    key = {"payload": {"id": '{"$numberLong": "1004"}'}}
+    row = DebeziumJsonDecoder().decode(message(payload, key=key)).rows[0]
+    assert row["op"] == "UPDATE" and row["after_is_full"] is False
+    assert row["after"] == {"first_name": "Anne Marie", "nick": None}
+    assert row["row_key"] == '["1004"]'
+
+
+def test_mongodb_oplog_patch_applies_set_and_unset_and_rejects_other_operators() -> None:
+    key = {"payload": {"id": '{ "$oid" : "55555505d648da1824d45a1d"}'}}
+    patch = '{"$v": 1, "$set": {"e": false, "l": {"$date": 1587409165984}}, "$unset": {"x": true}}'
+    row = DebeziumJsonDecoder().decode(message({"op": "u", "after": None, "patch": patch,
+                                                "source": MONGO_SOURCE}, key=key)).rows[0]
+    assert row["after"] == {"e": "false", "l": "2020-04-20T18:59:25.984Z", "x": None}
+    assert row["row_key"] == '["55555505d648da1824d45a1d"]' and row["after_is_full"] is False
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message({"op": "u", "patch": '{"$inc": {"n": 1}}',
+                                              "source": MONGO_SOURCE}, key=key))
+    assert info.value.reason == errors.INVALID_FIELD
+
+
+def test_mongodb_oplog_replacement_patch_is_a_full_image_keyed_by_filter() -> None:
+    payload = {"op": "u", "patch": '{"_id": 3, "a": 1}', "filter": '{"_id": 3}', "source": MONGO_SOURCE}
+    row = DebeziumJsonDecoder().decode(message(payload)).rows[0]
+    assert row["after"] == {"_id": "3", "a": "1"} and row["after_is_full"] is True
+    assert row["row_key"] == '["3"]'
+
+
+def test_mongodb_delete_needs_the_key_when_it_carries_no_document() -> None:
+    payload = {"op": "d", "before": None, "after": None, "source": MONGO_SOURCE}
+    row = DebeziumJsonDecoder().decode(message(payload, key={"payload": {"id": "1004"}})).rows[0]
+    assert row["op"] == "DELETE" and row["row_key"] == '["1004"]' and row["before"] is None
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message(payload))
+    assert info.value.reason == errors.MISSING_KEY
