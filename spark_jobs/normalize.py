@@ -55,6 +55,7 @@ def topic_formats(config: object) -> dict[str, TopicFormat]:
             primary_key_overrides={k: tuple(v) for k, v in topic.primary_keys.items()},
             schema_file=topic.schema_file,
             max_value_bytes=config.max_value_bytes,  # type: ignore[attr-defined]
+            flattened=topic.flattened, source_table=topic.source_table,
         ))
     return formats
 

@@ -35,6 +35,10 @@ class TopicConfig:
     primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     schema_file: str | None = None
     quarantine_rate_max: float | None = None
+    # debezium_json only: ExtractNewRecordState output (bare rows; tombstones are deletes of the
+    # table ``source_table``).
+    flattened: bool = False
+    source_table: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,11 +192,37 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
     if "name" not in raw:
         raise ConfigError(f"every entry under 'topics' needs a 'name': {raw!r}")
     keys = {str(t): tuple(cols) for t, cols in (raw.get("primary_keys") or {}).items()}
-    return TopicConfig(
+    topic = TopicConfig(
         name=str(raw["name"]),
         format=str(raw.get("format") or "auto"),
         source_timezone=str(raw.get("source_timezone") or "UTC"),
         primary_keys=keys,
         schema_file=raw.get("schema_file"),
         quarantine_rate_max=raw.get("quarantine_rate_max"),
+        flattened=_boolean(raw.get("flattened", False), f"topic {raw['name']!r}: 'flattened'"),
+        source_table=None if raw.get("source_table") is None else str(raw["source_table"]),
     )
+    _check_flattened(topic)
+    return topic
+
+
+def _boolean(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{what} must be true or false, got {value!r}")
+    return value
+
+
+def _check_flattened(topic: TopicConfig) -> None:
+    where = f"topic {topic.name!r}"
+    if topic.source_table is not None:
+        parts = topic.source_table.split(".")
+        if len(parts) not in (2, 3) or not all(p.strip() for p in parts):
+            raise ConfigError(f"{where}: 'source_table' must be database.table or "
+                              f"database.schema.table, got {topic.source_table!r}")
+    if topic.flattened:
+        if topic.format != "debezium_json":
+            raise ConfigError(f"{where}: 'flattened' is for format debezium_json "
+                              "(Debezium's ExtractNewRecordState output)")
+        if topic.source_table is None:
+            raise ConfigError(f"{where}: 'flattened' needs 'source_table', the table the tombstones "
+                              "delete from (a tombstone carries only the key)")

@@ -29,6 +29,13 @@ class FormatOptions:
     # Path of a vendor Avro schema file (drs_avro needs one).
     schema_file: str | None = None
     max_value_bytes: int = MAX_VALUE_BYTES_DEFAULT
+    # debezium_json: the topic carries ExtractNewRecordState output (rows without the envelope;
+    # a delete is a tombstone, read as the delete of its key) rather than envelopes, whose
+    # tombstones only follow a delete event and are control messages.
+    flattened: bool = False
+    # "database.table" or "database.schema.table": the table of messages that name none
+    # (tombstones; flattened rows without __db/__table), as the topic's other rows name it.
+    source_table: str | None = None
 
 
 class Decoder:

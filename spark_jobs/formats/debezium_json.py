@@ -8,6 +8,11 @@ rows; transaction-metadata and heartbeat events are control messages; a null val
 Rows flattened by Debezium's ``ExtractNewRecordState`` SMT (the row itself plus ``__``-prefixed
 fields such as ``__op``, ``__table``, ``__source_ts_ms`` and ``__deleted``) are decoded too: a
 ``__deleted`` of true (``delete.handling.mode=rewrite``) or ``__op`` d is a delete of that row.
+By default that SMT adds no ``__`` fields and sends a delete as nothing but a tombstone: with
+the topic option ``flattened: true`` any row without the envelope is a row state (an upsert), and
+a tombstone with a Kafka key is the delete of that key, in the table ``source_table`` names
+(which also names flattened rows without ``__db``/``__table``). Flattened rows and such deletes
+without a source time take the Kafka timestamp as event time, so that both order on one clock.
 
 With a schema, values are decoded by their Connect/Debezium logical type (Decimal is base64 of
 the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, Bits is the bit
@@ -35,6 +40,7 @@ from spark_jobs.formats import errors
 from spark_jobs.formats._mongo_shell import MongoShellSyntaxError, field_text, parse_document
 from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
 from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
     ConversionWarning,
@@ -120,18 +126,19 @@ class DebeziumJsonDecoder(JsonDecoder):
         return bool(schema and str(schema.get("name", "")).endswith(".Heartbeat"))
 
     def decode(self, message: RawMessage) -> Decoded:
-        # A null value is Kafka's tombstone (log compaction marker after a delete), not a change.
+        # A null value is Kafka's tombstone (log compaction marker after a delete): a control
+        # message, or on a flattened topic the delete of its key.
         if message.value is None or message.value.strip() == b"null":
-            return Decoded(control="TOMBSTONE")
+            return self._tombstone(message)
         return super().decode(message)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         payload, schema = unwrap(doc)
         if payload is None:
-            return Decoded(control="TOMBSTONE")
+            return self._tombstone(message)
         if not isinstance(payload, dict):
             raise self.fail(errors.INVALID_FIELD, "'payload' must be an object")
-        if _is_flattened(payload):
+        if _is_flattened(payload) or (self.options.flattened and _has_no_envelope(payload)):
             return Decoded(rows=[self._flattened_row(payload, schema, message)])
         op = _op_code(payload)
         if op is not None:
@@ -212,6 +219,32 @@ class DebeziumJsonDecoder(JsonDecoder):
                                                   "configure the table's key columns)")
         return row
 
+    def _tombstone(self, message: RawMessage) -> Decoded:
+        if not self.options.flattened or not message.key:
+            return Decoded(control="TOMBSTONE")
+        warnings: list[str] = []
+        source = self._configured_source()
+        try:
+            row = self._keyed_row(message, "DELETE", None, None, False, {}, {}, source, warnings)
+        except DecodeError as exc:
+            if exc.reason != errors.MISSING_FIELD:
+                raise
+            row = {"row_key": None}
+        if row["row_key"] is None:
+            raise self.fail(errors.MISSING_KEY, "a tombstone on a flattened topic is a delete and "
+                                                "needs the key columns' values in its Kafka key")
+        return Decoded(rows=[_kafka_time_if_none(row, message)])
+
+    def _configured_source(self) -> dict[str, Any]:
+        """``source_table`` as source fields: database.table or database.schema.table."""
+        if not self.options.source_table:
+            raise self.fail(errors.MISSING_FIELD, "the message names no table and the topic sets no "
+                                                  "'source_table'")
+        parts = self.options.source_table.split(".")
+        if len(parts) == 2:
+            return {"db": parts[0], "table": parts[1]}
+        return {"db": parts[0], "schema": parts[1], "table": parts[2]}
+
     def _flattened_row(self, payload: dict[str, Any], schema: dict[str, Any] | None,
                        message: RawMessage) -> dict[str, Any]:
         """One ``ExtractNewRecordState`` row: its columns, with the ``__`` fields as metadata."""
@@ -226,8 +259,11 @@ class DebeziumJsonDecoder(JsonDecoder):
         source = {name: value for name, value in meta.items() if name in _FLAT_SOURCE}
         source.update({name[len("source_"):]: value for name, value in meta.items()
                        if name.startswith("source_")})
-        return self._keyed_row(message, op, before, after, after is not None and not partial,
-                               specs, envelope, source, warnings)
+        if not (source.get("table") or source.get("collection")) and self.options.source_table:
+            source.update(self._configured_source())
+        row = self._keyed_row(message, op, before, after, after is not None and not partial,
+                              specs, envelope, source, warnings)
+        return _kafka_time_if_none(row, message)
 
     def _flattened_op(self, meta: dict[str, Any], warnings: list[str]) -> str:
         code = meta.get("op")
@@ -702,6 +738,13 @@ def _is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
             or isinstance(payload.get("updateDescription"), dict))
 
 
+def _kafka_time_if_none(row: dict[str, Any], message: RawMessage) -> dict[str, Any]:
+    """A flattened row or tombstone delete without a source time is ordered by its Kafka time."""
+    if row["event_time"] is None and message.timestamp_ms is not None:
+        row["event_time"] = message.timestamp_ms * 1000
+    return row
+
+
 def _is_flattened(payload: dict[str, Any]) -> bool:
     """An ``ExtractNewRecordState`` row: no envelope, and a ``__deleted`` flag or an ``__op`` code."""
     if "before" in payload or "after" in payload or isinstance(payload.get("source"), dict):
@@ -709,6 +752,12 @@ def _is_flattened(payload: dict[str, Any]) -> bool:
     op = payload.get(_FLAT_PREFIX + "op")
     return (_deleted_flag(payload.get(_FLAT_PREFIX + "deleted")) is not None
             or (isinstance(op, str) and op.lower() in _FLAT_OPS))
+
+
+def _has_no_envelope(payload: dict[str, Any]) -> bool:
+    """No envelope, schema-change, transaction or heartbeat field: a bare row."""
+    envelope = ("before", "after", "source", "op", "ddl", "databaseName", "status", "tableChanges")
+    return bool(payload) and not any(name in payload for name in envelope)
 
 
 def _is_flat_meta(name: str) -> bool:

@@ -1,5 +1,6 @@
 """Real messages captured by other projects, decoded and compacted, end in the state those projects
-assert: the whole current table, hour by hour where the project checks it hour by hour.
+assert: the whole current table, hour by hour where the project checks it hour by hour. Also a
+flattened Debezium topic, whose deletes are nothing but tombstones.
 
 The messages are the fixtures under ``tests/fixtures/<format>/<source>/`` (each ``SOURCE.md`` names
 the repository, path and commit). Each source gets its own database name here, so that sources
@@ -124,3 +125,14 @@ def test_flink_debezium_keyless_table_ends_in_flinks_final_state(spark):
     ]
     assert [row[:3] for row in found] == [row[:3] for row in flink]
     assert [_float32(row[3]) for row in found] == [_float32(row[3]) for row in flink]
+
+
+def test_flattened_debezium_topic_tombstone_deletes_the_row(spark):
+    """ExtractNewRecordState with its defaults: bare rows are upserts, the tombstone deletes 1004."""
+    compact(spark, 330, decoded("debezium_json/flattened_topic_tombstones", "flat_dbz"))
+    assert table(spark, "current.flat_dbz__customers", ("id", "first_name", "last_name", "email")) == [
+        ("1005", "Sarah", "Thompson", "kitt@acme.com"),
+        ("1006", "Kenneth", "Anderson", "kander@acme.com"),
+    ]
+    tombstones = spark.table("current.flat_dbz__customers__tombstones").collect()
+    assert [r["_cdc_key"] for r in tombstones] == ['["1004"]']

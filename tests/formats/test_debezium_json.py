@@ -257,3 +257,39 @@ def test_mongodb_delete_needs_the_key_when_it_carries_no_document() -> None:
     with pytest.raises(DecodeError) as info:
         DebeziumJsonDecoder().decode(message(payload))
     assert info.value.reason == errors.MISSING_KEY
+
+
+FLAT = FormatOptions(flattened=True, source_table="inventory.customers")
+
+
+def test_flattened_topic_tombstone_is_the_delete_of_its_key() -> None:
+    key = {"schema": {"type": "struct", "fields": [{"type": "int32", "optional": False, "field": "id"}]},
+           "payload": {"id": 1004}}
+    tombstone = RawMessage(value=None, key=json.dumps(key).encode(), offset=9, timestamp_ms=1656746091521)
+    [row] = DebeziumJsonDecoder(FLAT).decode(tombstone).rows
+    assert (row["op"], row["database"], row["table_name"], row["row_key"]) == (
+        "DELETE", "inventory", "customers", '["1004"]')
+    assert (row["before"], row["after"], row["primary_key_columns"]) == (None, None, ["id"])
+    assert row["event_time"] == 1656746091521 * 1000
+    # without the option, or without a key, a tombstone stays a control message
+    assert DebeziumJsonDecoder().decode(tombstone).control == "TOMBSTONE"
+    assert DebeziumJsonDecoder(FLAT).decode(RawMessage(value=None)).control == "TOMBSTONE"
+
+
+def test_flattened_topic_tombstone_without_usable_key_is_rejected() -> None:
+    with pytest.raises(DecodeError) as caught:
+        DebeziumJsonDecoder(FLAT).decode(RawMessage(value=None, key=b"not json"))
+    assert caught.value.reason == errors.MISSING_KEY
+
+
+def test_flattened_topic_bare_row_is_an_upsert_of_the_configured_table() -> None:
+    row_message = RawMessage(value=json.dumps({"id": 1004, "email": "annek@noanswer.org"}).encode(),
+                             key=json.dumps({"id": 1004}).encode(), timestamp_ms=1000)
+    [row] = DebeziumJsonDecoder(FLAT).decode(row_message).rows
+    assert (row["op"], row["database"], row["table_name"], row["row_key"]) == (
+        "UPDATE", "inventory", "customers", '["1004"]')
+    assert row["after"] == {"id": "1004", "email": "annek@noanswer.org"}
+    assert row["event_time"] == 1_000_000
+    # an envelope topic does not take bare rows for changes
+    with pytest.raises(DecodeError):
+        DebeziumJsonDecoder().decode(row_message)

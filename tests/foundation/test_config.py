@@ -45,3 +45,22 @@ def test_the_environment_overrides_the_file(tmp_path: Path) -> None:
 def test_bad_start_dates_are_refused_with_the_reason(tmp_path: Path, value: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         _config(tmp_path, f"schedule:\n  start_date: {value}\n")
+
+
+def test_flattened_debezium_topic_options(tmp_path: Path) -> None:
+    config = _config(tmp_path, "topics:\n  - name: dbz.inventory.customers\n    format: debezium_json\n"
+                               "    flattened: true\n    source_table: inventory.customers\n")
+    [topic] = config.topics
+    assert (topic.flattened, topic.source_table) == (True, "inventory.customers")
+    assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].flattened is False
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("format: debezium_json\n    flattened: true", "needs 'source_table'"),
+    ("format: canal_json\n    flattened: true\n    source_table: d.t", "is for format debezium_json"),
+    ("format: debezium_json\n    flattened: yes please\n    source_table: d.t", "must be true or false"),
+    ("format: debezium_json\n    source_table: just_a_table", "database.table or database.schema.table"),
+])
+def test_bad_flattened_options_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
