@@ -24,7 +24,8 @@ def _decode(args: argparse.Namespace) -> int:
     from cdclake.decode_cli import run_decode
 
     return run_decode(args.files, args.format, args.key_file, args.schema_file, args.timezone,
-                      sys.stdout, sys.stderr, whole_file=args.whole_file)
+                      sys.stdout, sys.stderr, whole_file=args.whole_file, flattened=args.flattened,
+                      source_table=args.source_table)
 
 
 def _kafka(args: argparse.Namespace) -> int:
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key-file", help="Kafka keys, one line per message of FILE (Debezium key columns)")
     p.add_argument("--schema-file", help="vendor Avro schema file (drs_avro)")
     p.add_argument("--timezone", default="UTC", help="source time zone of zone-less vendor timestamps")
+    p.add_argument("--flattened", action="store_true",
+                   help="debezium_json: Debezium ExtractNewRecordState output (tombstones are deletes)")
+    p.add_argument("--source-table", help="database.table (or database.schema.table) of messages "
+                                          "that name none (flattened rows, tombstones)")
     p.add_argument("--whole-file", action="store_true",
                    help="each FILE is one message (pretty-printed JSON) instead of JSON lines")
     p.add_argument("files", nargs="+", metavar="FILE")
