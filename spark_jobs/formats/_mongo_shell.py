@@ -124,6 +124,23 @@ _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n":
             "t": "\t", "v": "\v", "0": "\0"}
 
 
+class DocumentFieldError(ValueError):
+    """A message field that should hold one document does not; the message names the field."""
+
+
+def parse_document_field(text: str, name: str, notation: str) -> dict[str, Any]:
+    """Field ``name``'s text as one document (``notation`` says what it should be written in)."""
+    try:
+        value = parse_document(text)
+    except MongoShellSyntaxError as exc:
+        raise DocumentFieldError(f"'{name}' is not {notation}: {exc}") from None
+    except RecursionError:
+        raise DocumentFieldError(f"'{name}' is nested too deeply to parse") from None
+    if not isinstance(value, dict):
+        raise DocumentFieldError(f"'{name}' must be a document, got {text[:40]!r}")
+    return value
+
+
 def parse_document(text: str) -> Any:
     """Parse one shell-syntax value (normally a document); raise :class:`MongoShellSyntaxError`."""
     parser = _Parser(text)

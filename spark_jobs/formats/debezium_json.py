@@ -37,10 +37,15 @@ from decimal import Decimal
 from typing import Any
 
 from spark_jobs.formats import errors
-from spark_jobs.formats._mongo_shell import MongoShellSyntaxError, field_text, parse_document
+from spark_jobs.formats._mongo_shell import (
+    DocumentFieldError,
+    MongoShellSyntaxError,
+    field_text,
+    parse_document,
+    parse_document_field,
+)
 from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
 from spark_jobs.formats.canonical import Decoded, RawMessage
-from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
     ConversionWarning,
@@ -224,15 +229,11 @@ class DebeziumJsonDecoder(JsonDecoder):
             return Decoded(control="TOMBSTONE")
         warnings: list[str] = []
         source = self._configured_source()
-        try:
-            row = self._keyed_row(message, "DELETE", None, None, False, {}, {}, source, warnings)
-        except DecodeError as exc:
-            if exc.reason != errors.MISSING_FIELD:
-                raise
-            row = {"row_key": None}
-        if row["row_key"] is None:
+        keys, key_values = self._keys(message, {}, source.get("db"), source.get("table"), [])
+        if not keys or not all(k in key_values for k in keys):
             raise self.fail(errors.MISSING_KEY, "a tombstone on a flattened topic is a delete and "
                                                 "needs the key columns' values in its Kafka key")
+        row = self._keyed_row(message, "DELETE", None, None, False, {}, {}, source, warnings)
         return Decoded(rows=[_kafka_time_if_none(row, message)])
 
     def _configured_source(self) -> dict[str, Any]:
@@ -421,15 +422,9 @@ class DebeziumJsonDecoder(JsonDecoder):
         if not isinstance(raw, str):
             raise self.fail(errors.INVALID_FIELD, f"'{name}' must be the document as JSON text or null")
         try:
-            doc = parse_document(raw)
-        except MongoShellSyntaxError as exc:
-            raise self.fail(errors.INVALID_FIELD,
-                            f"'{name}' is not an (extended) JSON document: {exc}") from None
-        except RecursionError:
-            raise self.fail(errors.INVALID_FIELD, f"'{name}' is nested too deeply to parse") from None
-        if not isinstance(doc, dict):
-            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a document, got {raw[:40]!r}")
-        return doc
+            return parse_document_field(raw, name, "an (extended) JSON document")
+        except DocumentFieldError as exc:
+            raise self.fail(errors.INVALID_FIELD, str(exc)) from None
 
     @staticmethod
     def _mongo_image(doc: dict[str, Any] | None, types: dict[str, str],

@@ -24,11 +24,11 @@ from typing import Any
 
 from spark_jobs.formats import errors
 from spark_jobs.formats._mongo_shell import (
+    DocumentFieldError,
     MongoDate,
-    MongoShellSyntaxError,
     field_text,
     from_json_value,
-    parse_document,
+    parse_document_field,
 )
 from spark_jobs.formats._sequence import SEQUENCE_WIDTH, epoch_micros, sortable_sequence
 from spark_jobs.formats.base import JsonDecoder, key_of
@@ -119,14 +119,9 @@ class DrsMongoDecoder(JsonDecoder):
                 raise self.fail(errors.MISSING_FIELD, f"'{name}' is empty")
             return None
         try:
-            parsed = parse_document(raw)
-        except MongoShellSyntaxError as exc:
-            raise self.fail(errors.INVALID_FIELD, f"'{name}' is not MongoDB shell syntax: {exc}") from None
-        except RecursionError:
-            raise self.fail(errors.INVALID_FIELD, f"'{name}' is nested too deeply to parse") from None
-        if not isinstance(parsed, dict):
-            raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a document, got {raw[:40]!r}")
-        return parsed
+            return parse_document_field(raw, name, "MongoDB shell syntax")
+        except DocumentFieldError as exc:
+            raise self.fail(errors.INVALID_FIELD, str(exc)) from None
 
     @staticmethod
     def _image(document: dict[str, Any] | None, types: dict[str, str],

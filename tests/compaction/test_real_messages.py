@@ -27,6 +27,16 @@ from tests.formats.fixture_cases import all_cases
 pytestmark = pytest.mark.slow
 
 COLUMNS = ("id", "name", "description", "weight")
+# Flink's demo ``products`` rows 104-110 after its updates: the same in its Canal and Debezium data.
+FLINK_104_TO_110 = [
+    ("104", "hammer", "12oz carpenter's hammer", "0.75"),
+    ("105", "hammer", "14oz carpenter's hammer", "0.875"),
+    ("106", "hammer", "18oz carpenter hammer", "1.0"),
+    ("107", "rocks", "box of assorted rocks", "5.1"),
+    ("108", "jacket", "water resistent black wind breaker", "0.1"),
+    ("109", "spare tire", "24 inch spare tire", "22.2"),
+    ("110", "jacket", "new water resistent white wind breaker", "0.5"),
+]
 
 
 def decoded(case_id: str, database: str) -> list[dict[str, Any]]:
@@ -59,13 +69,7 @@ def test_flink_canal_data_ends_in_flinks_final_state(spark):
     compact(spark, 300, decoded("canal_json/flink_canal_data", "real_flink_canal"))
     assert table(spark, "current.real_flink_canal__products2", COLUMNS) == [
         ("101", "scooter", "Small 2-wheel scooter", "5.17"),
-        ("104", "hammer", "12oz carpenter's hammer", "0.75"),
-        ("105", "hammer", "14oz carpenter's hammer", "0.875"),
-        ("106", "hammer", "18oz carpenter hammer", "1.0"),
-        ("107", "rocks", "box of assorted rocks", "5.1"),
-        ("108", "jacket", "water resistent black wind breaker", "0.1"),
-        ("109", "spare tire", "24 inch spare tire", "22.2"),
-        ("110", "jacket", "new water resistent white wind breaker", "0.5"),
+        *FLINK_104_TO_110,
     ]
 
 
@@ -115,13 +119,7 @@ def test_flink_debezium_keyless_table_ends_in_flinks_final_state(spark):
         ("101", "scooter", "Small 2-wheel scooter", "3.14"),
         ("102", "car battery", "12V car battery", "8.1"),
         ("103", "12-pack drill bits", "12-pack of drill bits with sizes ranging from #40 to #3", "0.8"),
-        ("104", "hammer", "12oz carpenter's hammer", "0.75"),
-        ("105", "hammer", "14oz carpenter's hammer", "0.875"),
-        ("106", "hammer", "18oz carpenter hammer", "1.0"),
-        ("107", "rocks", "box of assorted rocks", "5.1"),
-        ("108", "jacket", "water resistent black wind breaker", "0.1"),
-        ("109", "spare tire", "24 inch spare tire", "22.2"),
-        ("110", "jacket", "new water resistent white wind breaker", "0.5"),
+        *FLINK_104_TO_110,
     ]
     assert [row[:3] for row in found] == [row[:3] for row in flink]
     assert [_float32(row[3]) for row in found] == [_float32(row[3]) for row in flink]
