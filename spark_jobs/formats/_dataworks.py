@@ -42,6 +42,31 @@ def control_kind(op: str) -> str | None:
     return CONTROL_OPS.get(op)
 
 
+def check_op(decoder: JsonDecoder, op: str, known_ops: tuple[str, ...]) -> None:
+    """``payload.op`` must be one of the format's op names (case-sensitive, as the vendor sends)."""
+    if op not in known_ops:
+        hint = " (op names are case-sensitive)" if op.upper() in known_ops else ""
+        raise decoder.fail(errors.INVALID_OP,
+                           f"'payload.op' must be one of {', '.join(known_ops)}, got {op!r}{hint}")
+
+
+def declared_types(decoder: JsonDecoder, schema: dict[str, Any], field: str,
+                   upper: bool = False) -> dict[str, str]:
+    """Column name -> declared type name from ``schema.<field>`` (a list of {name, type})."""
+    columns = schema.get(field)
+    if columns is None:
+        return {}
+    if not isinstance(columns, list):
+        raise decoder.fail(errors.INVALID_FIELD, f"'schema.{field}' must be an array of {{name, type}}")
+    declared: dict[str, str] = {}
+    for column in columns:
+        if not isinstance(column, dict) or not isinstance(column.get("name"), str):
+            raise decoder.fail(errors.INVALID_FIELD, f"'schema.{field}' entries need a string 'name'")
+        type_name = str(column.get("type") or "")
+        declared[column["name"]] = type_name.upper() if upper else type_name
+    return declared
+
+
 def key_columns(decoder: JsonDecoder, declared: Any, field_name: str, database: Any, table: Any,
                 images: list[dict[str, Any] | None]) -> tuple[str, ...]:
     """Configured override, else the declared key, else a vendor row id present in the images."""

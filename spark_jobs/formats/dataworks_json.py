@@ -73,10 +73,7 @@ class DataWorksJsonDecoder(JsonDecoder):
             return Decoded(control=control)
         if op == "UPDATE_BEFORE":  # tolerate the corrected spelling
             op = "UPDATE_BEFOR"
-        if op not in KNOWN_OPS:
-            hint = " (op names are case-sensitive)" if op.upper() in KNOWN_OPS else ""
-            raise self.fail(errors.INVALID_OP,
-                            f"'payload.op' must be one of {', '.join(KNOWN_OPS)}, got {op!r}{hint}")
+        dw.check_op(self, op, KNOWN_OPS)
         schema = self.require(doc, "schema", dict)
         source = self.require(schema, "source", dict, where="schema")
         table = self.require(source, "tableName", str, where="schema.source")
@@ -94,7 +91,7 @@ class DataWorksJsonDecoder(JsonDecoder):
                            ddl=dw.ddl_text(payload), **common)
             return Decoded(rows=[row])
 
-        declared = self._declared_types(schema)
+        declared = dw.declared_types(self, schema, "dataColumn", upper=True)
         warnings: list[str] = []
         types: dict[str, str] = {}
 
@@ -133,19 +130,6 @@ class DataWorksJsonDecoder(JsonDecoder):
                             types=types, warnings=warnings, pair_key=pair_key,
                             pair_role=pair_role if pair_key else None, **common)
         return Decoded(rows=[row])
-
-    def _declared_types(self, schema: dict[str, Any]) -> dict[str, str]:
-        columns = schema.get("dataColumn")
-        if columns is None:
-            return {}
-        if not isinstance(columns, list):
-            raise self.fail(errors.INVALID_FIELD, "'schema.dataColumn' must be an array of {name, type}")
-        declared: dict[str, str] = {}
-        for column in columns:
-            if not isinstance(column, dict) or not isinstance(column.get("name"), str):
-                raise self.fail(errors.INVALID_FIELD, "'schema.dataColumn' entries need a string 'name'")
-            declared[column["name"]] = str(column.get("type") or "").upper()
-        return declared
 
     def _need(self, image: dict[str, Any] | None, side: str, op: str) -> None:
         if image is None:

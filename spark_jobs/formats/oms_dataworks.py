@@ -83,10 +83,7 @@ class OmsDataWorksDecoder(JsonDecoder):
         control = dw.control_kind(op)
         if control is not None:
             return Decoded(control=control)
-        if op not in KNOWN_OPS:
-            hint = " (op names are case-sensitive)" if op.upper() in KNOWN_OPS else ""
-            raise self.fail(errors.INVALID_OP,
-                            f"'payload.op' must be one of {', '.join(KNOWN_OPS)}, got {op!r}{hint}")
+        dw.check_op(self, op, KNOWN_OPS)
         schema = self.require(doc, "schema", dict)
         source = self.require(schema, "source", dict, where="schema")
         table = self.require(source, "table", str, where="schema.source")
@@ -102,7 +99,7 @@ class OmsDataWorksDecoder(JsonDecoder):
                            ddl=dw.ddl_text(payload), **common)
             return Decoded(rows=[row])
 
-        declared = self._declared_types(schema)
+        declared = dw.declared_types(self, schema, "column")
         raw_before = dw.image_data(self, payload, "before", "data")
         raw_after = dw.image_data(self, payload, "after", "data")
         for side, raw in (("before", raw_before), ("after", raw_after)):
@@ -129,19 +126,6 @@ class OmsDataWorksDecoder(JsonDecoder):
         row = dw.change_row(self, message, op=op, keys=keys, before=before, after=after,
                             types=types, warnings=warnings, **common)
         return Decoded(rows=[row])
-
-    def _declared_types(self, schema: dict[str, Any]) -> dict[str, str]:
-        columns = schema.get("column")
-        if columns is None:
-            return {}
-        if not isinstance(columns, list):
-            raise self.fail(errors.INVALID_FIELD, "'schema.column' must be an array of {name, type}")
-        declared: dict[str, str] = {}
-        for column in columns:
-            if not isinstance(column, dict) or not isinstance(column.get("name"), str):
-                raise self.fail(errors.INVALID_FIELD, "'schema.column' entries need a string 'name'")
-            declared[column["name"]] = str(column.get("type") or "")
-        return declared
 
 
 def value_rule(type_name: str | None, value: Any, zone: str) -> tuple[dw.Converter, str | None]:
