@@ -7,9 +7,15 @@
   bootstrap with plain ``insert``); bootstrap-start/-complete are control messages; with
   ``--output_ddl`` database-/table- create/alter/drop become DDL rows (``sql`` is the statement,
   ``def`` gives column types and the primary key).
-- ``data`` is the full row (for delete: the deleted row; TiCDC's Maxwell flavour may put it in
+- ``data`` is the row (for delete: the deleted row; TiCDC's Maxwell flavour may put it in
   ``old``); ``old`` holds only the changed columns' previous values, so the before image of an
-  update is ``data`` overlaid with ``old``.
+  update is ``data`` overlaid with ``old``. An update's ``data`` is not always the whole row:
+  with MySQL ``binlog_row_image=minimal`` it holds the key and the columns the statement set
+  (Maxwell's ``test_minimal``: ``{"id": 2, "a": "avalue3"}``, column ``b`` left out), and with
+  ``--output_nulls=false`` it leaves out NULL columns. So an update's after image is partial
+  (``after_is_full`` false: it merges into the stored row, which a complete ``data`` makes the
+  same as replacing it), and a column in ``old`` but missing from ``data`` became NULL (Maxwell
+  always writes ``old`` with its nulls, and minimal images move before-only columns into ``data``).
 - ``ts`` is epoch seconds for row events but milliseconds on DDL events: told apart by magnitude.
 - Key columns: configuration, else ``primary_key_columns`` (``--output_primary_key_columns``),
   else the Kafka key in Maxwell's hash form ``{"database","table","pk.<col>": v}`` or array form
@@ -91,11 +97,13 @@ class MaxwellJsonDecoder(JsonDecoder):
         else:
             if data is None:
                 raise self.fail(errors.MISSING_FIELD, f"'data' is missing for type {kind_text!r}")
-            after = untyped_image(data)
+            after = untyped_image(data) or {}
             before = None
             if op == "UPDATE":
-                before = dict(after or {})
-                before.update(untyped_image(old) or {})
+                changed = untyped_image(old) or {}
+                for name in changed:
+                    after.setdefault(name, None)  # changed, and left out of data: now NULL
+                before = {**after, **changed}
 
         keys = self._key_columns(doc, message, database, table)
         image = before if op == "DELETE" else after
@@ -107,7 +115,7 @@ class MaxwellJsonDecoder(JsonDecoder):
                             f"key columns {keys} are not all in the {op.lower()} image")
         return Decoded(rows=[self.row(
             message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
-            after_is_full=op != "DELETE", **common)])
+            after_is_full=op in ("INSERT", "SNAPSHOT"), **common)])
 
     # -- parts ---------------------------------------------------------------------------
     def _ts(self, doc: dict[str, Any]) -> int | None:

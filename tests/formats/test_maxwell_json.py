@@ -48,3 +48,40 @@ def test_binlog_position_is_kept_but_does_not_order() -> None:
     [row] = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(binlog).encode())).rows
     assert row["source_position"] == "master.000006:800911"
     assert row["source_sequence"] is None
+
+
+def _rows(*docs: dict) -> list[dict]:
+    decoder = MaxwellJsonDecoder()
+    return [row for doc in docs
+            for row in decoder.decode(RawMessage(value=json.dumps(doc).encode())).rows]
+
+
+def test_minimal_row_image_update_is_partial_and_keeps_the_other_columns() -> None:
+    # zendesk/maxwell src/test/resources/sql/json/test_minimal (binlog_row_image=minimal):
+    # "update test_table set a='avalue3' where id = 2" -> data {"id": 2, "a": "avalue3"}, no "b".
+    from spark_jobs.compact import events_of_change, fold_key
+
+    head = {"database": "test", "table": "test_table", "ts": 1700000000, "primary_key_columns": ["id"]}
+    insert, update = _rows(
+        dict(head, type="insert", data={"id": 2, "a": "avalue2", "b": "bvalue2"}),
+        dict(head, type="update", data={"id": 2, "a": "avalue3"}))
+    assert insert["after_is_full"] is True
+    assert update["after"] == {"id": "2", "a": "avalue3"} and update["after_is_full"] is False
+
+    events = []
+    for offset, row in enumerate((insert, update)):
+        change = dict(row, kafka_offset=offset, pk_json=json.dumps(row["primary_key_columns"]),
+                      before_json=json.dumps(row["before"]), after_json=json.dumps(row["after"]),
+                      event_us=1, source_schema=None)
+        events += [dict(e, record_index=0) for e in events_of_change(change)]
+    state = fold_key(events, "ABSENT")
+    assert json.loads(state["vals"]) == {"id": "2", "a": "avalue3", "b": "bvalue2"}
+
+
+def test_column_in_old_but_left_out_of_data_became_null() -> None:
+    # --output_nulls=false leaves NULL columns out of "data" but Maxwell writes "old" with nulls.
+    [row] = _rows({"database": "d", "table": "t", "type": "update", "ts": 1700000000,
+                   "data": {"id": 1, "a": "x"}, "old": {"b": "was"}})
+    assert row["after"] == {"id": "1", "a": "x", "b": None}
+    assert row["before"] == {"id": "1", "a": "x", "b": "was"}
+    assert row["after_is_full"] is False
