@@ -273,6 +273,8 @@ class CanalFields:
     position: str | None
     is_ddl: bool | None
     sql: str | None
+    # Why the row images hold only the key columns (TiCDC large-message handling), else None.
+    key_only: str | None = None
 
 
 class CanalFamilyDecoder(JsonDecoder):
@@ -321,6 +323,7 @@ class CanalFamilyDecoder(JsonDecoder):
             sequence=self._vendor_sequence(doc, tidb), position=position,
             is_ddl=doc.get("isDdl") if isinstance(doc.get("isDdl"), bool) else None,
             sql=doc.get("sql") if isinstance(doc.get("sql"), str) else None,
+            key_only=ticdc_key_only_reason(tidb),
         )
 
     # -- shared --------------------------------------------------------------------------
@@ -403,7 +406,7 @@ class CanalFamilyDecoder(JsonDecoder):
             if not isinstance(raw, dict):
                 raise self.fail(errors.INVALID_FIELD,
                                 f"'{source_field}[{index}]' must be an object")
-            warnings: list[str] = []
+            warnings: list[str] = [f.key_only] if f.key_only else []
             types = dict(common["column_types"])
             image = self._image(raw, types, warnings)
             before = after = None
@@ -422,7 +425,7 @@ class CanalFamilyDecoder(JsonDecoder):
                                 f"when '{f.kind_field}' is {f.kind}")
             rows.append(self.row(
                 message, index, op=op, row_key=row_key, before=before, after=after,
-                after_is_full=op != "DELETE", warnings=warnings,
+                after_is_full=op != "DELETE" and not f.key_only, warnings=warnings,
                 **{**common, "column_types": types},
             ))
         return rows
@@ -545,6 +548,25 @@ def _column_types(type_names: dict[str, Any], sql_types: dict[str, Any]) -> dict
         if logical is not None:
             types[str(column)] = logical
     return types
+
+
+def ticdc_key_only_reason(tidb: dict[str, Any]) -> str | None:
+    """Why a TiCDC canal-json row message carries only the handle-key columns, or None.
+
+    A row too large for ``max-message-bytes`` is sent with only its handle-key columns in
+    ``data``/``old`` (and only their ``sqlType``/``mysqlType``), flagged ``_tidb.onlyHandleKey``
+    (large-message-handle-option ``handle-key-only``: TiCDC's consumer re-reads the row from the
+    upstream TiDB at ``commitTs``) or ``_tidb.claimCheckLocation`` (``claim-check``: the whole
+    message is in external storage). Such images are partial, never the full row.
+    """
+    if tidb.get("onlyHandleKey") is True:
+        return ("TiCDC large message (_tidb.onlyHandleKey): only the handle-key columns were "
+                "sent, the other columns are unknown")
+    location = tidb.get("claimCheckLocation")
+    if isinstance(location, str) and location:
+        return (f"TiCDC large message (_tidb.claimCheckLocation): only the handle-key columns "
+                f"were sent, the full message is stored at {location!r}")
+    return None
 
 
 def table_change_primary_keys(doc: dict[str, Any]) -> list[str] | None:

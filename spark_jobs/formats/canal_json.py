@@ -17,7 +17,9 @@ TiCDC differences (real captures in ``tests/fixtures/canal_json``): ``old`` hold
 image by default (the overlay handles both); ``mysqlType`` has no parameters (``decimal``,
 ``bit``, ``enum``); a bare ``bit`` value is the unsigned integer (``"65"``), so it is a LONG; a
 bare ``enum``/``set`` value is the index/bitmask, kept as the vendor's text. A database-level DDL
-(Canal and TiCDC send ``"table": ""``) names no table.
+(Canal and TiCDC send ``"table": ""``) names no table. A row too large for TiCDC's
+``max-message-bytes`` may arrive with only its handle-key columns (``_tidb.onlyHandleKey`` or
+``_tidb.claimCheckLocation``): its images are partial (``after_is_full`` false, with a warning).
 
 Auto-detection precedence (priority 55, the last of the Canal family): any Canal-shaped message
 (see ``_canal_family.is_canal_shaped``) that the more specific members did not claim first:

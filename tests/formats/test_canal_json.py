@@ -158,6 +158,28 @@ def test_ticdc_bare_bit_is_the_unsigned_integer() -> None:
     assert row["warnings"] == []
 
 
+@pytest.mark.parametrize("tidb", [
+    {"commitTs": 417318403368288260, "onlyHandleKey": True},
+    {"commitTs": 417318403368288260,
+     "claimCheckLocation": "file:///tmp/canal-json-claim-check/0f.json"},
+])
+def test_ticdc_large_message_images_hold_only_the_handle_key(tidb: dict) -> None:
+    # pingcap/tiflow canal_json_row_event_encoder.go newJSONMessageForDML(messageTooLarge=true):
+    # only handle-key columns in data/old, flagged _tidb.onlyHandleKey or claimCheckLocation
+    # (TestNewCanalJSONMessageHandleKeyOnly4LargeMessage: "NotContains(decoded.Data[0], ...)");
+    # TiCDC's own decoder re-reads the row upstream. The image is partial, never the full row.
+    key_only = {"data": [{"id": "1"}], "mysqlType": {"id": "int"}, "sqlType": {"id": 4}}
+    for kind, old in (("INSERT", None), ("UPDATE", [{"id": "1"}]), ("DELETE", None)):
+        [row] = decode("canal_json", canal(type=kind, old=old, id=0, _tidb=tidb, **key_only))
+        image = row["before"] if kind == "DELETE" else row["after"]
+        assert image == {"id": "1"} and row["row_key"] == '["1"]'
+        assert row["after_is_full"] is False
+        assert len(row["warnings"]) == 1 and "only the handle-key columns" in row["warnings"][0]
+    [row] = decode("canal_json", canal(type="INSERT", old=None, id=0,
+                                       _tidb={"commitTs": 417318403368288260}))
+    assert row["after_is_full"] is True and row["warnings"] == []
+
+
 def test_database_level_ddl_names_no_table() -> None:
     # TiCDC (bis-code/cdcfresh internal/canaljson/testdata/ddl_query.json) and Canal send
     # "table": "" for CREATE/DROP DATABASE; the DDL row has no table, not a table named "".
