@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from spark_jobs.formats import errors
+from spark_jobs.formats.base import Decoder
 from spark_jobs.formats.values import (
     ConversionWarning,
     JsonNumber,
@@ -120,6 +122,20 @@ def micros_from_wall_clock(text: Any, zone: str) -> int:
 
 _ISO = re.compile(
     r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?\s*(Z|[+-]\d{2}:?\d{2})?$")
+
+
+def wall_clock_field(decoder: Decoder, doc: dict[str, Any], name: str, label: str,
+                     example: str) -> int | None:
+    """``doc[name]``, a zone-less datetime in the source time zone, as epoch microseconds
+    (None when absent or empty); anything else is ``INVALID_FIELD`` naming ``label``."""
+    value = doc.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return micros_from_wall_clock(value, decoder.options.source_timezone)
+    except ConversionWarning:
+        raise decoder.fail(errors.INVALID_FIELD,
+                           f"'{label}' must be a datetime like {example}, got {value!r}") from None
 
 
 def micros_from_iso(text: Any) -> int:

@@ -24,14 +24,13 @@ from typing import Any
 
 from spark_jobs.formats import errors
 from spark_jobs.formats._plain_json import (
-    micros_from_wall_clock,
     plain_text,
     sortable_sequence,
     untyped_image,
+    wall_clock_field,
 )
 from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
-from spark_jobs.formats.values import ConversionWarning
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",
        "D": "DELETE", "DELETE": "DELETE", "T": "TRUNCATE", "TRUNCATE": "TRUNCATE"}
@@ -67,7 +66,8 @@ class OggJsonDecoder(JsonDecoder):
             images[name] = value
         common = {
             "database": database, "schema_name": schema, "table_name": table,
-            "event_time": self._time(doc, "op_ts"), "produced_time": self._time(doc, "current_ts"),
+            "event_time": wall_clock_field(self, doc, "op_ts", "op_ts", TIME_EXAMPLE),
+            "produced_time": wall_clock_field(self, doc, "current_ts", "current_ts", TIME_EXAMPLE),
             "source_sequence": sortable_sequence(doc.get("pos")),
             "source_position": plain_text(doc.get("pos")),
         }
@@ -101,19 +101,9 @@ class OggJsonDecoder(JsonDecoder):
                 return list(keys)
         return []
 
-    def _time(self, doc: dict[str, Any], name: str) -> int | None:
-        value = doc.get(name)
-        if value is None or value == "":
-            return None
-        try:
-            return micros_from_wall_clock(value, self.options.source_timezone)
-        except ConversionWarning:
-            raise self.fail(errors.INVALID_FIELD,
-                            f"'{name}' must be a datetime like 2020-05-13 15:40:06.000000, got {value!r}"
-                            ) from None
-
 
 MISSING_SUFFIX = "_isMissing"
+TIME_EXAMPLE = "2020-05-13 15:40:06.000000"  # op_ts, current_ts: source time zone
 
 
 def _missing_markers(image: dict[str, Any]) -> dict[str, str]:

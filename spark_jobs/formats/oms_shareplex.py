@@ -18,16 +18,16 @@ from typing import Any
 from spark_jobs.formats import errors
 from spark_jobs.formats._oms import split_key_text
 from spark_jobs.formats._plain_json import (
-    micros_from_wall_clock,
     plain_text,
     sortable_sequence,
     untyped_image,
+    wall_clock_field,
 )
 from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
 from spark_jobs.formats.canonical import Decoded, RawMessage
-from spark_jobs.formats.values import ConversionWarning
 
 OPS = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE"}
+TIME_EXAMPLE = "2020-11-25T00:01:02"  # meta.time, meta.posttime: source time zone
 
 
 class OmsSharePlexDecoder(JsonDecoder):
@@ -80,7 +80,8 @@ class OmsSharePlexDecoder(JsonDecoder):
             message, op=op, database=database or None, table_name=table,
             primary_key_columns=keys, row_key=row_key, before=before, after=after,
             after_is_full=op == "INSERT",
-            event_time=self._time(meta, "time"), produced_time=self._time(meta, "posttime"),
+            event_time=wall_clock_field(self, meta, "time", "meta.time", TIME_EXAMPLE),
+            produced_time=wall_clock_field(self, meta, "posttime", "meta.posttime", TIME_EXAMPLE),
             source_sequence=sortable_sequence(meta.get("scn")),
             transaction_id=plain_text(meta.get("trans")),
         )])
@@ -97,17 +98,6 @@ class OmsSharePlexDecoder(JsonDecoder):
                             f"'meta.rowid' must start with '{prefix}' (meta.table followed by '-'), "
                             f"got {rowid[:60]!r}")
         return row_key_text(list(split_key_text(rowid[len(prefix):])))
-
-    def _time(self, meta: dict[str, Any], name: str) -> int | None:
-        value = meta.get(name)
-        if value is None or value == "":
-            return None
-        try:
-            return micros_from_wall_clock(value, self.options.source_timezone)
-        except ConversionWarning:
-            raise self.fail(errors.INVALID_FIELD,
-                            f"'meta.{name}' must be a datetime like 2020-11-25T00:01:02, got {value!r}"
-                            ) from None
 
 
 DECODER = OmsSharePlexDecoder
