@@ -3,8 +3,10 @@
 ``{"schema": {...}, "payload": {before, after, source, op, ts_ms, transaction}}`` when the
 converter has ``schemas.enable=true``, else the payload alone. ``op``: c (CloudCanal writes ``i``),
 u, d, r (snapshot read), t (truncate), m (logical-decoding message: not a change), and CloudCanal's
-``a`` (ALTER). Schema-change topic events (``databaseName``, ``ddl``, ``tableChanges``) become DDL
-rows; transaction-metadata and heartbeat events are control messages; a null value is a tombstone.
+``a`` (ALTER). Schema-change topic events (``databaseName``, ``ddl``, ``tableChanges``; SQL Server
+and Db2 send ``"ddl": null``) become DDL rows; transaction-metadata and heartbeat events are control
+messages; a null value is a tombstone. A change whose ``source`` names no table takes the topic's
+``source_table``, else it is rejected (it could not be applied anywhere).
 Rows flattened by Debezium's ``ExtractNewRecordState`` SMT (the row itself plus ``__``-prefixed
 fields such as ``__op``, ``__table``, ``__source_ts_ms`` and ``__deleted``) are decoded too: a
 ``__deleted`` of true (``delete.handling.mode=rewrite``) or ``__op`` d is a delete of that row.
@@ -56,6 +58,7 @@ from spark_jobs.formats.values import (
     decimal_text,
     dumps_compact,
     integer_text,
+    iso_seconds_text,
     iso_utc_from_zoned_text,
     loads_exact,
     logical_type_from_sql_name,
@@ -124,7 +127,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         op = _op_code(payload)
         if op in OPS or op == MESSAGE_OP:
             return isinstance(payload.get("source"), dict) or "before" in payload or "after" in payload
-        if isinstance(payload.get("ddl"), str) and ("databaseName" in payload or "tableChanges" in payload):
+        if _is_schema_change(payload):
             return isinstance(payload.get("source"), dict)
         if payload.get("status") in ("BEGIN", "END") and "event_count" in payload:
             return True
@@ -204,6 +207,10 @@ class DebeziumJsonDecoder(JsonDecoder):
         source = self._source(payload)
         if _is_mongo(payload, source):
             return self._mongo_row(op, payload, source, message)
+        if not source.get("table"):
+            # A change whose source names no table cannot be applied anywhere (and would fail
+            # the changelog gate for its whole hour): the topic's configured table, else quarantine.
+            source = {**source, **self._configured_source()}
         specs = _value_specs(schema)
         warnings: list[str] = []
         before, _ = self._image(payload.get("before"), "before", specs, warnings)
@@ -239,8 +246,8 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _configured_source(self) -> dict[str, Any]:
         """``source_table`` as source fields: database.table or database.schema.table."""
         if not self.options.source_table:
-            raise self.fail(errors.MISSING_FIELD, "the message names no table and the topic sets no "
-                                                  "'source_table'")
+            raise self.fail(errors.MISSING_FIELD, "the message names no table ('source.table') and the "
+                                                  "topic sets no 'source_table'")
         parts = self.options.source_table.split(".")
         if len(parts) == 2:
             return {"db": parts[0], "table": parts[1]}
@@ -523,8 +530,11 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _ddl_rows(self, payload: dict[str, Any], message: RawMessage) -> list[dict[str, Any]]:
         source = self._source(payload)
         ddl = payload.get("ddl")
-        if not isinstance(ddl, str):
-            raise self.fail(errors.MISSING_FIELD, "'ddl' must be the statement text on a schema change")
+        if not isinstance(ddl, str) and not (ddl is None and _table_changes(payload.get("tableChanges"))):
+            # SQL Server and Db2 send "ddl": null (their DDL is not available to the connector):
+            # the change is then only in tableChanges.
+            raise self.fail(errors.MISSING_FIELD, "'ddl' must be the statement text on a schema change "
+                                                  "(or null with 'tableChanges')")
         database = _text(payload.get("databaseName")) or _text(source.get("db"))
         schema_name = _text(payload.get("schemaName")) or _text(source.get("schema"))
         changes = _table_changes(payload.get("tableChanges")) or [{}]
@@ -573,7 +583,7 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
             return _decimal_from_bytes(str(value.get("value")), int(value.get("scale") or 0))
         return text_of(value)
     if name in (_CONNECT + "Date", _DBZ_TIME + "Date"):
-        return (date(1970, 1, 1) + timedelta(days=int(integer_text(value)))).isoformat()
+        return _date(int(integer_text(value)))
     if name in _TIME_OF_DAY:
         return _time_of_day(int(integer_text(value)), _TIME_OF_DAY[name])
     if name in _WALL_CLOCK:
@@ -648,10 +658,24 @@ def _time_of_day(value: int, unit: str) -> str:
 
 
 def _wall_clock(value: int, unit: str) -> str:
-    """Debezium DATETIME semantics: epoch units of the wall clock read as if it were UTC."""
+    """Debezium DATETIME semantics: epoch units of the wall clock read as if it were UTC.
+
+    Beyond years 1-9999 (PostgreSQL's +/-infinity arrive as 9223372036825200000 and
+    -9223372036832400000) the value keeps its text, with a warning."""
     seconds, fraction = divmod(value, _PER_SECOND[unit])
-    moment = datetime(1970, 1, 1) + timedelta(seconds=seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + _fraction(fraction, unit)
+    try:
+        moment = datetime(1970, 1, 1) + timedelta(seconds=seconds)
+    except OverflowError:
+        raise ConversionWarning(f"outside years 1-9999: {value} {unit} since the epoch") from None
+    return iso_seconds_text(moment) + _fraction(fraction, unit)
+
+
+def _date(days: int) -> str:
+    """Days since the epoch; beyond years 1-9999 the value keeps its text, with a warning."""
+    try:
+        return (date(1970, 1, 1) + timedelta(days=days)).isoformat()
+    except OverflowError:
+        raise ConversionWarning(f"outside years 1-9999: {days} days since the epoch") from None
 
 
 def _logical_type(spec: dict[str, Any]) -> str | None:
@@ -659,7 +683,13 @@ def _logical_type(spec: dict[str, Any]) -> str | None:
     if name == _CONNECT + "Decimal":
         params = spec.get("parameters") or {}
         precision = params.get("connect.decimal.precision")
-        return f"DECIMAL({precision},{params.get('scale', 0)})" if precision else "DECIMAL"
+        if not precision:
+            return "DECIMAL"
+        scale = int(params.get("scale", 0))
+        if scale < 0:
+            # Oracle NUMBER(p,s<0) rounds to 10^-s: integers of up to p-s digits.
+            return f"DECIMAL({int(precision) - scale},0)"
+        return f"DECIMAL({precision},{scale})"
     if name == "io.debezium.data.VariableScaleDecimal":
         return "DECIMAL"
     if name in (_CONNECT + "Date", _DBZ_TIME + "Date", _DBZ_TIME + "IsoDate"):
@@ -702,15 +732,17 @@ def _ddl_column_types(columns: Any) -> dict[str, str]:
         if not isinstance(column, dict) or not column.get("name"):
             continue
         type_name = column.get("typeExpression") or column.get("typeName")
-        if type_name:
-            logical = logical_type_from_sql_name(str(type_name))
-            if logical == "DECIMAL" and column.get("length") is not None:
-                logical = f"DECIMAL({column['length']},{column.get('scale') or 0})"
-        else:
+        logical = logical_type_from_sql_name(str(type_name)) if type_name else None
+        if logical in (None, "STRING"):
+            # No name, or one not known as a type (SQL Server / Db2 "int identity"): the JDBC
+            # type code says what the column holds.
             try:
                 logical = JAVA_SQL_TYPES.get(int(column.get("jdbcType")), "STRING")
             except (TypeError, ValueError):
-                continue
+                if logical is None:
+                    continue
+        if logical == "DECIMAL" and column.get("length") is not None:
+            logical = f"DECIMAL({column['length']},{column.get('scale') or 0})"
         types[str(column["name"])] = logical
     return types
 
@@ -769,6 +801,15 @@ def _deleted_flag(value: Any) -> bool | None:
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     return None
+
+
+def _is_schema_change(payload: dict[str, Any]) -> bool:
+    """A schema-change topic event: the DDL text, or (SQL Server, Db2) ``"ddl": null`` with the
+    change described in ``tableChanges`` only."""
+    ddl = payload.get("ddl")
+    if isinstance(ddl, str):
+        return "databaseName" in payload or "tableChanges" in payload
+    return ddl is None and "ddl" in payload and bool(_table_changes(payload.get("tableChanges")))
 
 
 def _table_changes(value: Any) -> list[dict[str, Any]]:

@@ -293,3 +293,74 @@ def test_flattened_topic_bare_row_is_an_upsert_of_the_configured_table() -> None
     # an envelope topic does not take bare rows for changes
     with pytest.raises(DecodeError):
         DebeziumJsonDecoder().decode(row_message)
+
+
+# -- third pass: the Debezium connector documentation (fixtures debezium_docs_*) --------------
+
+# SQL Server and Db2 schema-change events ("ddl": null, "Always null for the SQL Server connector").
+NULL_DDL_SCHEMA_CHANGE = {
+    "source": {"connector": "sqlserver", "db": "testDB", "schema": "dbo", "table": "customers",
+               "ts_ms": 0, "commit_lsn": "00000025:00000d98:00a2"},
+    "ts_ms": 1588252618953, "databaseName": "testDB", "schemaName": "dbo", "ddl": None,
+    "tableChanges": [{"type": "CREATE", "id": "\"testDB\".\"dbo\".\"customers\"", "table": {
+        "primaryKeyColumnNames": ["id"], "columns": [
+            {"name": "id", "jdbcType": 4, "typeName": "int identity", "typeExpression": "int identity",
+             "length": 10, "scale": 0},
+            {"name": "email", "jdbcType": 12, "typeName": "varchar", "typeExpression": "varchar",
+             "length": 255, "scale": None}]}}]}
+
+
+def test_schema_change_with_null_ddl_is_a_ddl_row_described_by_table_changes() -> None:
+    assert DebeziumJsonDecoder.matches({"schema": {}, "payload": NULL_DDL_SCHEMA_CHANGE})
+    [row] = DebeziumJsonDecoder().decode(message(NULL_DDL_SCHEMA_CHANGE)).rows
+    assert (row["op"], row["ddl"], row["database"], row["schema_name"], row["table_name"]) == (
+        "DDL", None, "testDB", "dbo", "customers")
+    assert row["primary_key_columns"] == ["id"]
+    # without tableChanges a null ddl says nothing: still rejected
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message(dict(NULL_DDL_SCHEMA_CHANGE, tableChanges=[])))
+    assert info.value.reason == errors.MISSING_FIELD
+
+
+def test_type_name_unknown_as_sql_type_falls_back_to_the_jdbc_type() -> None:
+    [row] = DebeziumJsonDecoder().decode(message(NULL_DDL_SCHEMA_CHANGE)).rows
+    assert row["column_types"] == {"id": "LONG", "email": "STRING"}  # "int identity", jdbcType 4
+
+
+def test_postgres_infinity_timestamps_keep_their_text_instead_of_failing_the_message() -> None:
+    micro_ts = {"type": "int64", "name": "io.debezium.time.MicroTimestamp"}
+    schema = {"type": "struct", "fields": [{"field": "after", "type": "struct", "fields": [
+        dict(micro_ts, field="hi"), dict(micro_ts, field="lo"), dict(micro_ts, field="ok")]}]}
+    after = {"hi": 9223372036825200000, "lo": -9223372036832400000, "ok": 1529507596945104}
+    doc = {"schema": schema, "payload": {"op": "c", "after": after, "source": SOURCE}}
+    [row] = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows
+    assert row["after"] == {"hi": "9223372036825200000", "lo": "-9223372036832400000",
+                            "ok": "2018-06-20T15:13:16.945104"}
+    assert len(row["warnings"]) == 2 and "outside years 1-9999" in row["warnings"][0]
+    date = {"type": "int32", "name": "io.debezium.time.Date"}
+    with pytest.raises(ValueError, match="outside years"):
+        value_text(10**9, date)
+
+
+def test_change_naming_no_table_is_rejected_unless_the_topic_names_it() -> None:
+    # Oracle's documented create/update/delete carry no db/schema/table in 'source'.
+    payload = {"op": "d", "before": {"ID": 1004}, "after": None,
+               "source": {"name": "server1", "ts_ms": 1520085153000, "scn": "2122184"}}
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message(payload))
+    assert info.value.reason == errors.MISSING_FIELD and "source_table" in str(info.value)
+    decoder = DebeziumJsonDecoder(FormatOptions(source_table="ORCLPDB1.DEBEZIUM.CUSTOMERS"))
+    [row] = decoder.decode(message(payload, key={"ID": 1004})).rows
+    assert (row["database"], row["schema_name"], row["table_name"], row["row_key"]) == (
+        "ORCLPDB1", "DEBEZIUM", "CUSTOMERS", '["1004"]')
+
+
+def test_negative_scale_decimal_is_an_integer_type() -> None:
+    # Oracle NUMBER(20,-2): "a scale of -2 causes rounding to hundreds".
+    spec = {"type": "bytes", "name": DECIMAL,
+            "parameters": {"scale": "-2", "connect.decimal.precision": "20"}}
+    schema = {"type": "struct", "fields": [{"field": "after", "type": "struct",
+                                            "fields": [dict(spec, field="n")]}]}
+    doc = {"schema": schema, "payload": {"op": "c", "after": {"n": "ew=="}, "source": SOURCE}}
+    [row] = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows
+    assert row["after"] == {"n": "12300"} and row["column_types"] == {"n": "DECIMAL(22,0)"}
