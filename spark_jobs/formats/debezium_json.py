@@ -743,8 +743,20 @@ def _ddl_column_types(columns: Any) -> dict[str, str]:
                     continue
         if logical == "DECIMAL" and column.get("length") is not None:
             logical = f"DECIMAL({column['length']},{column.get('scale') or 0})"
-        types[str(column["name"])] = logical
+        types[str(column["name"])] = _as_change_events_carry(logical, column)
     return types
+
+
+def _as_change_events_carry(logical: str, column: dict[str, Any]) -> str:
+    """The type the connector's change events give the column, where its SQL name says otherwise
+    (the DDL row's types and the data rows' must agree, or compaction cannot type the column):
+    Oracle's DATE holds a time of day (JDBC type 93, sent as io.debezium.time.Timestamp) and
+    MySQL's BIT(n > 1) is sent as io.debezium.data.Bits bytes."""
+    if logical == "DATE" and str(column.get("jdbcType")) == "93":
+        return "TIMESTAMP_NTZ"
+    if logical == "BOOLEAN" and str(column.get("length")).isdigit() and int(str(column["length"])) > 1:
+        return "BINARY"
+    return logical
 
 
 # ---------------------------------------------------------------- metadata helpers

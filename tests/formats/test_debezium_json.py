@@ -327,6 +327,22 @@ def test_type_name_unknown_as_sql_type_falls_back_to_the_jdbc_type() -> None:
     assert row["column_types"] == {"id": "LONG", "email": "STRING"}  # "int identity", jdbcType 4
 
 
+def test_table_changes_types_agree_with_what_change_events_carry() -> None:
+    # Oracle DATE has a time of day (jdbcType 93, events send io.debezium.time.Timestamp);
+    # MySQL BIT(8) is sent as io.debezium.data.Bits bytes, BIT(1) as a boolean.
+    columns = [
+        {"name": "HIRED", "jdbcType": 93, "typeName": "DATE", "length": 7},
+        {"name": "BORN", "jdbcType": 91, "typeName": "DATE"},
+        {"name": "FLAGS", "jdbcType": -7, "typeName": "BIT", "length": 8},
+        {"name": "ACTIVE", "jdbcType": -7, "typeName": "BIT", "length": 1},
+    ]
+    change = dict(NULL_DDL_SCHEMA_CHANGE, tableChanges=[
+        {"type": "CREATE", "id": "t", "table": {"primaryKeyColumnNames": [], "columns": columns}}])
+    [row] = DebeziumJsonDecoder().decode(message(change)).rows
+    assert row["column_types"] == {"HIRED": "TIMESTAMP_NTZ", "BORN": "DATE", "FLAGS": "BINARY",
+                                   "ACTIVE": "BOOLEAN"}
+
+
 def test_postgres_infinity_timestamps_keep_their_text_instead_of_failing_the_message() -> None:
     micro_ts = {"type": "int64", "name": "io.debezium.time.MicroTimestamp"}
     schema = {"type": "struct", "fields": [{"field": "after", "type": "struct", "fields": [
