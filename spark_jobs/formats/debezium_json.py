@@ -94,6 +94,8 @@ _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _FLAT_PREFIX = "__"
 _FLAT_OPS = ("c", "u", "d", "r")
 _FLAT_ENVELOPE = {"op", "ts_ms", "ts_us", "ts_ns", "deleted"}
+# Time fields, finest first; ts_usec and ts_sec are Debezium 0.x source fields.
+_TIME_FIELDS = (("ts_ns", "ns"), ("ts_us", "us"), ("ts_usec", "us"), ("ts_ms", "ms"), ("ts_sec", "s"))
 _FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "table", "collection",
                 "sequence", "server_id", "gtid", "file", "pos", "row", "thread", "query", "txId",
                 "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no"}
@@ -188,8 +190,9 @@ class DebeziumJsonDecoder(JsonDecoder):
         }
 
     def _time(self, doc: dict[str, Any], prefix: str) -> int | None:
-        """Epoch micros from the finest of ts_ns / ts_us / ts_ms; 0 (snapshot, unknown) -> None."""
-        for name, unit in (("ts_ns", "ns"), ("ts_us", "us"), ("ts_ms", "ms")):
+        """Epoch micros from the finest of ts_ns / ts_us / ts_ms (Debezium 0.x sources: ts_usec
+        on PostgreSQL, ts_sec on MySQL); 0 (snapshot, unknown) -> None."""
+        for name, unit in _TIME_FIELDS:
             value = doc.get(name)
             if value is None:
                 continue

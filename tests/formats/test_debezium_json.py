@@ -380,3 +380,19 @@ def test_negative_scale_decimal_is_an_integer_type() -> None:
     doc = {"schema": schema, "payload": {"op": "c", "after": {"n": "ew=="}, "source": SOURCE}}
     [row] = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows
     assert row["after"] == {"n": "12300"} and row["column_types"] == {"n": "DECIMAL(22,0)"}
+
+
+def test_debezium_0x_source_times_ts_usec_and_ts_sec_are_the_event_time() -> None:
+    # Debezium 0.9 (Apache Pulsar's docs): PostgreSQL source.ts_usec, MySQL source.ts_sec.
+    pg = {"before": None, "after": {"id": 107}, "op": "u", "ts_ms": 1559208957692,
+          "source": {"version": "0.9.2.Final", "connector": "postgresql", "name": "dbserver1",
+                     "db": "postgres", "ts_usec": 1559208957661080, "txId": 577, "lsn": 23862872,
+                     "schema": "inventory", "table": "products", "snapshot": False}}
+    [row] = DebeziumJsonDecoder().decode(message(pg, key={"id": 107})).rows
+    assert (row["event_time"], row["warnings"]) == (1559208957661080, [])
+    mysql = {"before": None, "after": {"id": 1}, "op": "c", "ts_ms": 1559033904863,
+             "source": {"version": "0.9.5.Final", "connector": "mysql", "name": "dbserver1",
+                        "server_id": 223344, "ts_sec": 1559033904, "file": "mysql-bin.000003",
+                        "pos": 154, "row": 0, "db": "inventory", "table": "customers"}}
+    [row] = DebeziumJsonDecoder().decode(message(mysql, key={"id": 1})).rows
+    assert row["event_time"] == 1559033904000000
