@@ -869,7 +869,8 @@ def _transaction_id(payload: dict[str, Any], source: dict[str, Any]) -> str | No
     transaction = payload.get("transaction")
     if isinstance(transaction, dict) and transaction.get("id") is not None:
         return str(transaction["id"])
-    for name in ("txId", "gtid", "xid", "commit_ts"):
+    # SQL Server and Db2: every change of a transaction carries its commit LSN.
+    for name in ("txId", "gtid", "xid", "commit_ts", "commit_lsn"):
         if source.get(name) is not None:
             return str(source[name])
     return None
