@@ -134,3 +134,22 @@ def test_flattened_debezium_topic_tombstone_deletes_the_row(spark):
     ]
     tombstones = spark.table("current.flat_dbz__customers__tombstones").collect()
     assert [r["_cdc_key"] for r in tombstones] == ['["1004"]']
+
+
+def test_maxwell_updates_merge_into_the_stored_row(spark):
+    """apache/flink maxwell-data.txt ends in Flink's final state (the same as its Canal data), and
+    Maxwell's own ``test_minimal`` (``binlog_row_image=minimal``: an update's ``data`` holds the key
+    and the columns it set) keeps the columns the updates left out."""
+    compact(spark, 340, decoded("maxwell_json/flink_maxwell_data", "real_flink_maxwell")
+            + decoded("maxwell_json/maxwell_it_test_minimal", "real_maxwell_minimal"))
+    assert table(spark, "current.real_flink_maxwell__product", COLUMNS) == [
+        ("101", "scooter", "Small 2-wheel scooter", "5.17"),
+        *FLINK_104_TO_110,
+    ]
+    assert table(spark, "current.real_maxwell_minimal__test_table", ("id", "a", "b")) == [
+        ("1", "avalue", None),
+        ("2", "avalue3", "bvalue2"),
+    ]
+    assert table(spark, "current.real_maxwell_minimal__test_table_2", ("id", "i1", "i2", "i3")) == [
+        ("1", "555", "777", "444"),
+    ]
