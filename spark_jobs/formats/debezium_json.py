@@ -214,7 +214,7 @@ class DebeziumJsonDecoder(JsonDecoder):
             # A change whose source names no table cannot be applied anywhere (and would fail
             # the changelog gate for its whole hour): the topic's configured table, else quarantine.
             source = {**source, **self._configured_source()}
-        specs = _value_specs(schema)
+        specs = value_specs(schema)
         warnings: list[str] = []
         before, _ = self._image(payload.get("before"), "before", specs, warnings)
         after, after_partial = self._image(payload.get("after"), "after", specs, warnings)
@@ -263,7 +263,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         columns = {name: value for name, value in payload.items() if not _is_flat_meta(name)}
         warnings: list[str] = []
         op = self._flattened_op(meta, warnings)
-        specs = {name: spec for name, spec in _value_specs(schema).items() if not _is_flat_meta(name)}
+        specs = {name: spec for name, spec in value_specs(schema).items() if not _is_flat_meta(name)}
         image, partial = self._image(columns, "row", specs, warnings)
         before, after = (image, None) if op == "DELETE" else (None, image)
         envelope = {name: meta[name] for name in ("ts_ms", "ts_us", "ts_ns") if name in meta}
@@ -296,7 +296,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         """The change row of one decoded change: keys from the message, times from the envelope."""
         database, schema_name = _text(source.get("db")), _text(source.get("schema"))
         table = _text(source.get("table") or source.get("collection"))
-        types = {column: logical for column, spec in specs.items() if (logical := _logical_type(spec))}
+        types = {column: logical for column, spec in specs.items() if (logical := connect_logical_type(spec))}
         keys, key_values = self._keys(message, envelope, database, table, warnings)
         row_key = None if op == "TRUNCATE" else self._row_key(op, before, after, keys, key_values)
         if op == "DELETE" and before is None and row_key is None:
@@ -681,7 +681,7 @@ def _date(days: int) -> str:
         raise ConversionWarning(f"outside years 1-9999: {days} days since the epoch") from None
 
 
-def _logical_type(spec: dict[str, Any]) -> str | None:
+def connect_logical_type(spec: dict[str, Any]) -> str | None:
     name = spec.get("name") or ""
     if name == _CONNECT + "Decimal":
         params = spec.get("parameters") or {}
@@ -714,7 +714,7 @@ def _logical_type(spec: dict[str, Any]) -> str | None:
     return _PRIMITIVE_TYPES.get(str(spec.get("type")))
 
 
-def _value_specs(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+def value_specs(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     """Column -> Connect field schema, from the envelope's ``after`` (or ``before``) struct."""
     if not schema:
         return {}

@@ -12,7 +12,12 @@
 - Update images may be partial (compressed updates log only key + changed columns), so an update's
   after image is never flagged full; merging it is correct whether or not it is complete.
 - ``primary_keys`` gives the key columns (Flink's test data spells it ``priamry_keys``: accepted).
+- ``tokens.txid`` (``includeTokens``) is the transaction id.
 - Schema messages of the JSON formatter (``{"$schema": ...}``) are control messages.
+- GoldenGate's Kafka Connect handler with the JSON converter (``schemas.enable=true``) wraps the
+  same operation in ``{"schema": {...}, "payload": {...}}``: the payload is decoded as above, with
+  the column values and types read through their Connect schema (Decimal bytes, Date days,
+  Timestamp milliseconds, ...: the rules of :mod:`spark_jobs.formats.debezium_json`).
 - With ``includeIsMissingFields`` each column ``C`` is followed by a boolean ``C_isMissing``: the
   marker is metadata, and a column marked missing (not captured, e.g. a compressed update or a
   delete logging only the key) is left out of the image (unknown), not taken as NULL.
@@ -31,6 +36,7 @@ from spark_jobs.formats._plain_json import (
 )
 from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.debezium_json import connect_logical_type, unwrap, value_specs, value_text
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",
        "D": "DELETE", "DELETE": "DELETE", "T": "TRUNCATE", "TRUNCATE": "TRUNCATE"}
@@ -43,10 +49,14 @@ class OggJsonDecoder(JsonDecoder):
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
-        return (isinstance(doc.get("op_type"), str) and isinstance(doc.get("table"), str)
-                and "op_ts" in doc)
+        payload, _ = unwrap(doc)
+        return (isinstance(payload, dict) and isinstance(payload.get("op_type"), str)
+                and isinstance(payload.get("table"), str) and "op_ts" in payload)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        doc, connect_schema = unwrap(doc)
+        if not isinstance(doc, dict):
+            raise self.fail(errors.INVALID_FIELD, "'payload' must be an object")
         if "$schema" in doc and "op_type" not in doc:
             return Decoded(control="SCHEMA")
         qualified = self.require(doc, "table", str)
@@ -70,6 +80,8 @@ class OggJsonDecoder(JsonDecoder):
             "produced_time": wall_clock_field(self, doc, "current_ts", "current_ts", TIME_EXAMPLE),
             "source_sequence": sortable_sequence(doc.get("pos")),
             "source_position": plain_text(doc.get("pos")),
+            "transaction_id": plain_text(tokens.get("txid")) if isinstance(tokens := doc.get("tokens"), dict)
+            else None,
         }
         if op == "TRUNCATE":
             return Decoded(rows=[self.row(message, op=op, **common)])
@@ -77,8 +89,12 @@ class OggJsonDecoder(JsonDecoder):
             raise self.fail(errors.MISSING_FIELD, f"'after' is missing for op_type {op_text!r}")
         if op == "DELETE" and images["before"] is None:
             raise self.fail(errors.MISSING_FIELD, "'before' is missing for op_type 'D'")
-        before = untyped_image(_present_columns(images["before"])) if op != "INSERT" else None
-        after = untyped_image(_present_columns(images["after"])) if op != "DELETE" else None
+        specs = value_specs(connect_schema)
+        warnings: list[str] = []
+        before = self._image(images["before"], specs, warnings) if op != "INSERT" else None
+        after = self._image(images["after"], specs, warnings) if op != "DELETE" else None
+        types = {column: logical for column, spec in specs.items()
+                 if (logical := connect_logical_type(spec))}
 
         keys = self._key_columns(doc, schema, table)
         row_key = key_of(after if op != "DELETE" else before, keys)
@@ -89,7 +105,20 @@ class OggJsonDecoder(JsonDecoder):
                             f"key columns {keys} are not all in the {op.lower()} image")
         return Decoded(rows=[self.row(
             message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
-            after_is_full=op == "INSERT" and not _marks_missing(images["after"]), **common)])
+            after_is_full=op == "INSERT" and not _marks_missing(images["after"]), column_types=types,
+            warnings=warnings, **common)])
+
+    def _image(self, image: dict[str, Any] | None, specs: dict[str, dict[str, Any]],
+               warnings: list[str]) -> dict[str, str | None] | None:
+        """Plain JSON values as text; with a Connect schema, each value through its field schema."""
+        present = _present_columns(image)
+        if not specs or present is None:
+            return untyped_image(present)
+        image: dict[str, str | None] = {}
+        for column, value in present.items():
+            spec = specs.get(column)
+            image[column] = self.convert(value, lambda v, s=spec: value_text(v, s), warnings, column)
+        return image
 
     def _key_columns(self, doc: dict[str, Any], schema: str | None, table: str) -> list[str]:
         override = self.key_override(schema, table)
