@@ -303,7 +303,10 @@ class CanalFamilyDecoder(JsonDecoder):
     # -- per-format ----------------------------------------------------------------------
     def fields(self, doc: dict[str, Any]) -> CanalFields:
         """Canal's own field names (DRS and OMS use them too)."""
-        kind = self.require(doc, "type", str)
+        if doc.get("type") is None and doc.get("isDdl") is True:
+            kind = "DDL"  # ``isDdl`` alone says what it is (Flink CDC's Canal reader accepts it)
+        else:
+            kind = self.require(doc, "type", str)
         tidb = doc.get("_tidb") if isinstance(doc.get("_tidb"), dict) else {}
         gtid = doc.get("gtid")
         position = None

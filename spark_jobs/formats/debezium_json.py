@@ -55,6 +55,7 @@ from spark_jobs.formats.values import (
     base64_normalised,
     base64_of_bytes,
     boolean_text,
+    date_text,
     decimal_text,
     dumps_compact,
     integer_text,
@@ -362,6 +363,8 @@ class DebeziumJsonDecoder(JsonDecoder):
                 warnings.append("message key is not JSON; key columns taken from elsewhere")
             if isinstance(key_doc, dict):
                 key_payload, key_schema = unwrap(key_doc)
+                if isinstance(key_payload, dict) and _flink_cdc_table_id(key_payload, table):
+                    key_payload = dict(list(key_payload.items())[1:])
                 if isinstance(key_payload, dict) and key_payload:
                     specs = {f.get("field"): f for f in (key_schema or {}).get("fields") or []
                              if isinstance(f, dict)}
@@ -586,10 +589,14 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
             return _decimal_from_bytes(str(value.get("value")), int(value.get("scale") or 0))
         return text_of(value)
     if name in (_CONNECT + "Date", _DBZ_TIME + "Date"):
-        return _date(int(integer_text(value)))
+        return date_text(value) if _is_time_text(value) else _date(int(integer_text(value)))
     if name in _TIME_OF_DAY:
+        if _is_time_text(value):
+            return _time_text(value)
         return _time_of_day(int(integer_text(value)), _TIME_OF_DAY[name])
     if name in _WALL_CLOCK:
+        if _is_time_text(value):
+            return wall_clock_text(value)
         return _wall_clock(int(integer_text(value)), _WALL_CLOCK[name])
     if name == _DBZ_TIME + "ZonedTimestamp":
         return iso_utc_from_zoned_text(str(value))
@@ -615,6 +622,22 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
     if kind in ("int8", "int16", "int32", "int64"):
         return integer_text(value)
     return text_of(value)
+
+
+def _is_time_text(value: Any) -> bool:
+    """A date/time value written as text where its schema says epoch units: Flink CDC's Kafka sink
+    labels DATE, TIME and TIMESTAMP columns io.debezium.time.* but writes Flink SQL text
+    (``1970-04-11``, ``00:00:00``, ``2023-01-01 00:00:00``)."""
+    return (isinstance(value, str) and not isinstance(value, JsonNumber)
+            and re.fullmatch(r"\s*-?\d+\s*", value) is None)
+
+
+def _time_text(value: str) -> str:
+    match = re.fullmatch(r"\s*(\d{2}:\d{2}:\d{2})(?:\.(\d+))?\s*", value)
+    if not match:
+        raise ConversionWarning(f"not a time: {value[:40]!r}")
+    fraction = (match[2] or "").rstrip("0")
+    return f"{match[1]}.{fraction}" if fraction else match[1]
 
 
 def _is_variable_scale_struct(value: Any) -> bool:
@@ -722,7 +745,16 @@ def value_specs(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     for side in ("after", "before"):
         struct = structs.get(side)
         if isinstance(struct, dict) and isinstance(struct.get("fields"), list):
-            return {f["field"]: f for f in struct["fields"] if isinstance(f, dict) and "field" in f}
+            specs = {f["field"]: f for f in struct["fields"] if isinstance(f, dict) and "field" in f}
+            if "op" not in structs:
+                # Debezium's envelope schema always describes ``op``; Flink CDC's Kafka sink
+                # (debezium-json.include-schema.enabled) describes only before/after, names every
+                # BINARY/VARBINARY column io.debezium.data.Bits and writes its bytes as they are
+                # (base64), not as Debezium's little-endian bit string.
+                specs = {column: {k: v for k, v in spec.items() if k != "name"}
+                         if spec.get("name") == "io.debezium.data.Bits" else spec
+                         for column, spec in specs.items()}
+            return specs
     if "before" in structs or "after" in structs:
         return {}
     # ExtractNewRecordState: the value schema is the row's own struct.
@@ -766,6 +798,16 @@ def _as_change_events_carry(logical: str, column: dict[str, Any]) -> str:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _flink_cdc_table_id(key: dict[str, Any], table: str | None) -> bool:
+    """Flink CDC's Kafka sink writes every key (``key.format`` json, its default) as
+    ``{"TableId": "<namespace>.<schema>.<table>", <primary-key columns>...}``: that first field
+    names the table, it is no column (a keyless table's key is the ``TableId`` alone)."""
+    first = next(iter(key), None)
+    value = key.get("TableId") if first == "TableId" else None
+    return (isinstance(value, str) and bool(table)
+            and (value == table or value.endswith("." + str(table))))
 
 
 _MONGO_KEY = ("_id",)

@@ -251,3 +251,11 @@ def test_instant_text_rejects_invalid_values_as_warnings() -> None:
     for text, zone in (("0000-00-00 00:00:00", "UTC"), ("2021-06-25 17:51:53", "Nowhere/City")):
         with pytest.raises(ConversionWarning):
             instant_text(text, zone)
+
+
+def test_ddl_flag_without_type_is_a_ddl_row() -> None:
+    # Flink CDC's canal-json reader test (testDdlWithoutTypeField): isDdl says it all.
+    doc = {"isDdl": True, "sql": "CREATE TABLE products (id INT PRIMARY KEY)", "database": "mydb",
+           "table": "products"}
+    [row] = decode("canal_json", doc)
+    assert (row["op"], row["table_name"], row["ddl"]) == ("DDL", "products", doc["sql"])

@@ -11,6 +11,7 @@ from spark_jobs.formats.base import FormatOptions
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.debezium_json import DebeziumJsonDecoder, value_text
 from spark_jobs.formats.errors import DecodeError
+from spark_jobs.formats.values import loads_exact
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 SOURCE = {"connector": "mysql", "db": "inventory", "table": "customers", "ts_ms": 1000,
@@ -396,3 +397,41 @@ def test_debezium_0x_source_times_ts_usec_and_ts_sec_are_the_event_time() -> Non
                         "pos": 154, "row": 0, "db": "inventory", "table": "customers"}}
     [row] = DebeziumJsonDecoder().decode(message(mysql, key={"id": 1})).rows
     assert row["event_time"] == 1559033904000000
+
+
+def test_flink_cdc_table_id_in_the_message_key_is_no_key_column() -> None:
+    # Flink CDC's Kafka sink (key.format json, its default): {"TableId": "<ns>.<schema>.<table>", pk...}.
+    value = {"before": None, "after": {"col1": "1", "col2": "1"}, "op": "c",
+             "source": {"db": "default_schema", "table": "table1"}}
+    keyed = message(value, key={"TableId": "default_namespace.default_schema.table1", "col1": "1"})
+    [row] = DebeziumJsonDecoder().decode(keyed).rows
+    assert (row["primary_key_columns"], row["row_key"]) == (["col1"], '["1"]')
+    keyless = message(value, key={"TableId": "default_namespace.default_schema.table1"})
+    [row] = DebeziumJsonDecoder().decode(keyless).rows
+    assert (row["primary_key_columns"], row["row_key"]) == ([], None)
+
+
+def test_flink_cdc_schema_bits_are_plain_bytes() -> None:
+    # Flink CDC's debezium-json schema (before/after only) names BINARY columns Bits, but the value
+    # is the column's bytes as they are; a Debezium envelope schema (with op) keeps Bits semantics.
+    after = {"type": "struct", "field": "after", "fields": [dict(BITS, field="b")]}
+    flink = {"schema": {"type": "struct", "fields": [after]},
+             "payload": {"op": "c", "after": {"b": "AQI="}, "source": {"db": "d", "table": "t"}}}
+    [row] = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(flink).encode())).rows
+    assert row["after"] == {"b": "AQI="} and row["column_types"] == {"b": "BINARY"}
+    debezium = {"schema": {"type": "struct", "fields": [after, {"type": "string", "field": "op"}]},
+                "payload": flink["payload"]}
+    [row] = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(debezium).encode())).rows
+    assert row["after"] == {"b": "AgE="}
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("io.debezium.time.Date", "1970-04-11", "1970-04-11"),
+    ("io.debezium.time.Date", 100, "1970-04-11"),
+    ("io.debezium.time.MicroTime", "12:30:00.250", "12:30:00.25"),
+    ("io.debezium.time.MicroTimestamp", "2023-01-01 00:00:00", "2023-01-01T00:00:00"),
+    ("io.debezium.time.Timestamp", "2023-01-01 00:00:00.120", "2023-01-01T00:00:00.12"),
+])
+def test_time_types_written_as_text_are_read_as_text(name: str, value: object, expected: str) -> None:
+    # Flink CDC's Kafka sink labels DATE/TIME/TIMESTAMP columns io.debezium.time.* but writes text.
+    assert value_text(loads_exact(json.dumps(value)), {"type": "int64", "name": name}) == expected
