@@ -4,10 +4,15 @@
 "current_ts": "2020-05-13T15:40:13.000000", "pos": "00000000000000001445", "primary_keys": [...],
 "tokens": {...}, "before": {...}, "after": {...}}``.
 
+- The row-modeled JSON formatter (``format=json_row``) writes the same operation fields with the
+  columns beside them instead of ``before``/``after``: that row is the after image (the deleted
+  row for D). An update's ``"before": {}`` (no before image captured) is no before image.
 - ``op_type`` I/U/D/T (T = truncate); the long names (INSERT, ...) that ``format.insertOpKey`` and
   friends can configure are accepted too, any case.
 - ``op_ts`` (source commit) and ``current_ts`` (formatter time) carry no zone: both are read in
-  ``options.source_timezone``.
+  ``options.source_timezone``. With ``goldengate.userexit.timestamp=utc`` (in Oracle's sample
+  properties) ``op_ts`` is UTC while ``current_ts`` stays in the replicat host's zone; one zone
+  cannot fit both, so set the one of ``op_ts`` (the event time).
 - ``pos`` (trail sequence + RBA, zero-padded) is the ordering key and the source position.
 - Update images may be partial (compressed updates log only key + changed columns), so an update's
   after image is never flagged full; merging it is correct whether or not it is complete.
@@ -74,6 +79,11 @@ class OggJsonDecoder(JsonDecoder):
             if value is not None and not isinstance(value, dict):
                 raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object")
             images[name] = value
+        row_modeled = "before" not in doc and "after" not in doc
+        if row_modeled and op != "TRUNCATE":
+            images["before" if op == "DELETE" else "after"] = _row_modeled_image(doc)
+        if op == "UPDATE" and images["before"] == {}:
+            images["before"] = None  # "before":{} = no before image captured (Flink reads it so)
         common = {
             "database": database, "schema_name": schema, "table_name": table,
             "event_time": wall_clock_field(self, doc, "op_ts", "op_ts", TIME_EXAMPLE),
@@ -94,7 +104,8 @@ class OggJsonDecoder(JsonDecoder):
         before = self._image(images["before"], specs, warnings) if op != "INSERT" else None
         after = self._image(images["after"], specs, warnings) if op != "DELETE" else None
         types = {column: logical for column, spec in specs.items()
-                 if (logical := connect_logical_type(spec))}
+                 if (logical := connect_logical_type(spec))
+                 and not (row_modeled and column in OPERATION_FIELDS)}
 
         keys = self._key_columns(doc, schema, table)
         row_key = key_of(after if op != "DELETE" else before, keys)
@@ -131,8 +142,18 @@ class OggJsonDecoder(JsonDecoder):
         return []
 
 
+# The operation fields of the JSON formatter; in the row-modeled output (``format=json_row``)
+# every other top-level field is a column.
+OPERATION_FIELDS = frozenset({"table", "op_type", "op_ts", "current_ts", "pos", "primary_keys",
+                              "priamry_keys", "tokens"})
 MISSING_SUFFIX = "_isMissing"
 TIME_EXAMPLE = "2020-05-13 15:40:06.000000"  # op_ts, current_ts: source time zone
+
+
+def _row_modeled_image(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The row of a row-modeled message (its columns beside the operation fields), or None."""
+    row = {name: value for name, value in doc.items() if name not in OPERATION_FIELDS}
+    return row or None
 
 
 def _missing_markers(image: dict[str, Any]) -> dict[str, str]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from spark_jobs.formats.canonical import RawMessage
+from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.ogg_json import OggJsonDecoder
 
 
@@ -49,3 +52,35 @@ def test_columns_named_like_markers_are_kept_unless_they_mark_a_column() -> None
     row = _rows({"table": "S.T", "op_type": "I", "op_ts": "2020-05-13 15:40:06", "after": after})[0]
     assert row["after"] == {"ID": "1", "X_isMissing": "true", "ID_isMissing": "no"}
     assert row["after_is_full"] is True
+
+
+def test_row_modeled_json_formatter_columns_beside_the_operation_fields() -> None:
+    # format=json_row output, as printed from a GoldenGate for Big Data Kafka topic (2017).
+    base = {"table": "TEST.WMS_TEST", "op_ts": "2017-12-12 09:47:44.349517",
+            "current_ts": "2017-12-12T17:47:50.415000", "pos": "00000000000000003880",
+            "primary_keys": ["id"], "tokens": {"txid": "1.2.3"}, "id": 16, "flag": 1}
+    insert = _rows(dict(base, op_type="I"))[0]
+    assert insert["after"] == {"id": "16", "flag": "1"} and insert["before"] is None
+    assert insert["after_is_full"] is True and insert["row_key"] == '["16"]'
+    assert insert["transaction_id"] == "1.2.3"
+    update = _rows(dict(base, op_type="U"))[0]
+    assert (update["before"], update["after"], update["after_is_full"]) == (
+        None, {"id": "16", "flag": "1"}, False)
+    delete = _rows(dict(base, op_type="D"))[0]
+    assert (delete["before"], delete["after"], delete["row_key"]) == (
+        {"id": "16", "flag": "1"}, None, '["16"]')
+    missing = _rows(dict(base, op_type="I", flag=None, flag_isMissing=True, id_isMissing=False))[0]
+    assert missing["after"] == {"id": "16"} and missing["after_is_full"] is False
+
+
+def test_row_modeled_message_without_columns_is_still_missing_its_image() -> None:
+    with pytest.raises(DecodeError) as raised:
+        _rows({"table": "S.T", "op_type": "I", "op_ts": "2020-05-13 15:40:06", "pos": "1"})
+    assert raised.value.reason == "MISSING_FIELD"
+
+
+def test_update_with_empty_before_has_no_before_image() -> None:
+    # "before":{} on an update (seen in production output; Flink's ogg-json skips its -U row).
+    row = _rows({"table": "S.T", "op_type": "U", "op_ts": "2023-07-20 21:45:34.860817",
+                 "pos": "2", "before": {}, "after": {"ID": 1, "V": "x"}})[0]
+    assert (row["before"], row["after"]) == (None, {"ID": "1", "V": "x"})
