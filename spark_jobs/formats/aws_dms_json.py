@@ -20,7 +20,9 @@
   scale, nullable}; ``primary-key``): its key columns and the column types that map without doubt
   (integers, strings, booleans, reals, numerics) go on the DDL row; other types stay undeclared.
 - Data records send no key column names: they come from configuration; otherwise, when the Kafka
-  key is the primary key (``partition-key-type`` primary-key), its text is the row identity.
+  key is the primary key (``partition-key-type`` primary-key), its text is the row identity. An
+  update with neither (nor a before image) is quarantined ``MISSING_KEY``: nothing says which row it
+  replaces, and as a keyless change it would leave the old row beside the new one.
 - Times are ISO UTC: ``commit-timestamp`` (IncludeTransactionDetails) else ``timestamp`` is the
   event time; ``timestamp`` is also the produced time.
 """
@@ -100,6 +102,14 @@ class AwsDmsJsonDecoder(JsonDecoder):
         if row_key is None and keys and op in ("UPDATE", "DELETE"):
             raise self.fail(errors.MISSING_KEY,
                             f"configured key columns {keys} are not all in the {operation} image")
+        if row_key is None and not keys and op == "UPDATE" and before is None:
+            # Nothing identifies the row to replace: applied as it stands the update would add a
+            # second row beside the old one.
+            raise self.fail(errors.MISSING_KEY,
+                            f"update of {schema}.{table} with no key: DMS sends no key column names "
+                            "and this record has no before image; configure the table's key columns "
+                            "(topics[].primary_keys), or partition-key-type primary-key, or "
+                            "BeforeImageSettings")
         return Decoded(rows=[self.row(
             message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
             after_is_full=op != "DELETE", **common)])

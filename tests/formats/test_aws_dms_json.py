@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from spark_jobs.formats import errors
 from spark_jobs.formats.aws_dms_json import AwsDmsJsonDecoder
+from spark_jobs.formats.base import FormatOptions
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.detect import detect
 
@@ -12,8 +16,9 @@ META = {"timestamp": "2021-02-18T23:57:11.970360Z", "record-type": "data", "oper
         "partition-key-type": "schema-table", "schema-name": "s", "table-name": "t"}
 
 
-def _decode(doc: dict, key: bytes | None = None):
-    return AwsDmsJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode(), key=key))
+def _decode(doc: dict, key: bytes | None = None, keys: list[str] | None = None):
+    options = FormatOptions(primary_key_overrides={"s.t": tuple(keys)} if keys else {})
+    return AwsDmsJsonDecoder(options).decode(RawMessage(value=json.dumps(doc).encode(), key=key))
 
 
 def test_detection_needs_metadata_record_type_and_operation() -> None:
@@ -28,7 +33,7 @@ def test_before_image_object_inside_data_is_not_a_column() -> None:
 
 def test_commit_timestamp_is_the_event_time() -> None:
     meta = dict(META, **{"commit-timestamp": "2021-02-18T23:57:11Z"})
-    row = _decode({"data": {"id": 1}, "metadata": meta}).rows[0]
+    row = _decode({"data": {"id": 1}, "metadata": meta}, keys=["id"]).rows[0]
     assert row["event_time"] == 1613692631 * 1_000_000
     assert row["produced_time"] == 1613692631 * 1_000_000 + 970360
 
@@ -53,7 +58,18 @@ def test_truncate_table_control_truncates_and_camel_case_operations_are_read() -
 def test_kafka_key_is_the_row_identity_only_for_primary_key_partitioning() -> None:
     meta = dict(META, **{"partition-key-type": "primary-key"})
     assert _decode({"data": {"id": 1}, "metadata": meta}, key=b"1").rows[0]["row_key"] == '["1"]'
-    assert _decode({"data": {"id": 1}, "metadata": META}, key=b"1").rows[0]["row_key"] is None
+    insert = dict(META, operation="insert")
+    assert _decode({"data": {"id": 1}, "metadata": insert}, key=b"1").rows[0]["row_key"] is None
+
+
+def test_keyless_update_without_before_image_is_quarantined() -> None:
+    # Nothing says which row it replaces: applied, it would leave the old row beside the new one.
+    with pytest.raises(errors.DecodeError) as info:
+        _decode({"data": {"id": 1, "n": "x"}, "metadata": META})
+    assert info.value.reason == errors.MISSING_KEY and "primary_keys" in str(info.value)
+    assert _decode({"data": {"id": 1, "n": "x"}, "metadata": META}, keys=["id"]).rows[0]["row_key"] == '["1"]'
+    with_before = {"before-image": {"id": 1, "n": "w"}, "data": {"id": 1, "n": "x"}, "metadata": META}
+    assert _decode(with_before).rows[0]["before"] == {"id": "1", "n": "w"}
 
 
 def test_create_table_control_gives_key_columns_and_only_unambiguous_types() -> None:
@@ -73,6 +89,7 @@ def test_create_table_control_gives_key_columns_and_only_unambiguous_types() -> 
 def test_empty_before_image_and_key_change_before_image() -> None:
     # DMS sends "before-image": {} when no before column qualifies, and only the key
     # columns (ColumnFilter pk-only) when the key changed.
-    assert _decode({"before-image": {}, "data": {"id": 1}, "metadata": META}).rows[0]["before"] is None
+    empty = {"before-image": {}, "data": {"id": 1}, "metadata": META}
+    assert _decode(empty, keys=["id"]).rows[0]["before"] is None
     row = _decode({"before-image": {"id": 46}, "data": {"id": 45, "n": "x"}, "metadata": META}).rows[0]
     assert (row["before"], row["after"]) == ({"id": "46"}, {"id": "45", "n": "x"})
