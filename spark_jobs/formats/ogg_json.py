@@ -17,6 +17,8 @@
 - Update images may be partial (compressed updates log only key + changed columns), so an update's
   after image is never flagged full; merging it is correct whether or not it is complete.
 - ``primary_keys`` gives the key columns (Flink's test data spells it ``priamry_keys``: accepted).
+  An update with no key columns (``includePrimaryKeys`` is off by default) and no before image
+  is quarantined ``MISSING_KEY``: nothing says which row it replaces.
 - ``tokens.txid`` (``includeTokens``) is the transaction id.
 - Schema messages of the JSON formatter (``{"$schema": ...}``) are control messages.
 - GoldenGate's Kafka Connect handler with the JSON converter (``schemas.enable=true``) wraps the
@@ -114,6 +116,12 @@ class OggJsonDecoder(JsonDecoder):
         if row_key is None and keys and op in ("UPDATE", "DELETE"):
             raise self.fail(errors.MISSING_KEY,
                             f"key columns {keys} are not all in the {op.lower()} image")
+        if not keys and op == "UPDATE" and before is None:
+            # Nothing says which row the update replaces: as a keyless change it would leave the
+            # old row beside the new one.
+            raise self.fail(errors.MISSING_KEY,
+                            f"update of {qualified} with no before image and no key columns "
+                            "('primary_keys', or the table's key in topics[].primary_keys)")
         return Decoded(rows=[self.row(
             message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
             after_is_full=op == "INSERT" and not _marks_missing(images["after"]), column_types=types,

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from spark_jobs.formats import errors
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.ogg_json import OggJsonDecoder
@@ -82,5 +83,14 @@ def test_row_modeled_message_without_columns_is_still_missing_its_image() -> Non
 def test_update_with_empty_before_has_no_before_image() -> None:
     # "before":{} on an update (seen in production output; Flink's ogg-json skips its -U row).
     row = _rows({"table": "S.T", "op_type": "U", "op_ts": "2023-07-20 21:45:34.860817",
-                 "pos": "2", "before": {}, "after": {"ID": 1, "V": "x"}})[0]
-    assert (row["before"], row["after"]) == (None, {"ID": "1", "V": "x"})
+                 "pos": "2", "primary_keys": ["ID"], "before": {}, "after": {"ID": 1, "V": "x"}})[0]
+    assert (row["before"], row["after"], row["row_key"]) == (None, {"ID": "1", "V": "x"}, '["1"]')
+
+
+def test_keyless_update_without_before_image_is_quarantined() -> None:
+    # Nothing says which row it replaces: as a keyless change it would leave the old row beside it.
+    doc = {"table": "S.T", "op_type": "U", "op_ts": "2023-07-20 21:45:34.860817", "pos": "2",
+           "before": {}, "after": {"ID": 1, "V": "x"}}
+    with pytest.raises(DecodeError) as info:
+        _rows(doc)
+    assert info.value.reason == errors.MISSING_KEY and "primary_keys" in str(info.value)
