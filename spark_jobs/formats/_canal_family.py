@@ -400,9 +400,13 @@ class CanalFamilyDecoder(JsonDecoder):
             source, source_field = f.data, "data"
         if not source:
             where = "'data'" if op != "DELETE" else f"'data' or '{f.old_field}'"
+            # Canal sends a DML it read from a statement-based binlog (binlog_format STATEMENT
+            # or MIXED) as the statement alone: no row images, nothing to apply.
+            statement = (" (the message carries only the SQL statement: a statement-based "
+                         "binlog event, whose rows are unknown)") if f.sql else ""
             raise self.fail(errors.MISSING_FIELD,
                             f"{where} must hold at least one row when "
-                            f"'{f.kind_field}' is {f.kind}")
+                            f"'{f.kind_field}' is {f.kind}{statement}")
         keys = common["primary_key_columns"]
         rows = []
         for index, raw in enumerate(source):
@@ -516,12 +520,16 @@ class CanalFamilyDecoder(JsonDecoder):
         raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a string")
 
     def _epoch_ms(self, value: Any, name: str) -> int | None:
+        """Epoch milliseconds -> micros; 0 is "not set" (None), as Debezium's 0 times are.
+
+        TiCDC before v6.1 wrote ``"ts": 0`` on every canal-json message: read as a time it is
+        1970, 52 years before the change, and fails the changelog's time gates."""
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, JsonNumber | str | int):
             raise self.fail(errors.INVALID_FIELD, f"'{name}' must be epoch milliseconds")
         try:
-            return micros_from_epoch(value, "ms")
+            return micros_from_epoch(value, "ms") or None
         except ConversionWarning:
             raise self.fail(errors.INVALID_FIELD,
                             f"'{name}' must be epoch milliseconds, got {str(value)[:40]!r}"

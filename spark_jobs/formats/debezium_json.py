@@ -3,10 +3,12 @@
 ``{"schema": {...}, "payload": {before, after, source, op, ts_ms, transaction}}`` when the
 converter has ``schemas.enable=true``, else the payload alone. ``op``: c (CloudCanal writes ``i``),
 u, d, r (snapshot read), t (truncate), m (logical-decoding message: not a change), and CloudCanal's
-``a`` (ALTER). Schema-change topic events (``databaseName``, ``ddl``, ``tableChanges``; SQL Server
-and Db2 send ``"ddl": null``) become DDL rows; transaction-metadata and heartbeat events are control
-messages; a null value is a tombstone. A change whose ``source`` names no table takes the topic's
-``source_table``, else it is rejected (it could not be applied anywhere).
+``a`` (ALTER). A MySQL ``c`` whose ``source.snapshot`` is set (true/first/last) is a snapshot read
+too: the MySQL connector before 1.4 sent its snapshot rows so. Schema-change topic events
+(``databaseName``, ``ddl``, ``tableChanges``; SQL Server and Db2 send ``"ddl": null``) become DDL
+rows; transaction-metadata and heartbeat events are control messages; a null value is a
+tombstone. A change whose ``source`` names no table takes the topic's ``source_table``, else it
+is rejected (it could not be applied anywhere).
 Rows flattened by Debezium's ``ExtractNewRecordState`` SMT (the row itself plus ``__``-prefixed
 fields such as ``__op``, ``__table``, ``__source_ts_ms`` and ``__deleted``) are decoded too: a
 ``__deleted`` of true (``delete.handling.mode=rewrite``) or ``__op`` d is a delete of that row.
@@ -97,6 +99,11 @@ _FLAT_OPS = ("c", "u", "d", "r")
 _FLAT_ENVELOPE = {"op", "ts_ms", "ts_us", "ts_ns", "deleted"}
 # Time fields, finest first; ts_usec and ts_sec are Debezium 0.x source fields.
 _TIME_FIELDS = (("ts_ns", "ns"), ("ts_us", "us"), ("ts_usec", "us"), ("ts_ms", "ms"), ("ts_sec", "s"))
+# source.snapshot values of a snapshot read (see _row_op).
+_SNAPSHOT_FLAGS = frozenset({"true", "first", "first_in_data_collection", "last",
+                             "last_in_data_collection"})
+# Largest epoch microseconds of year 9999: a ts_usec beyond it is nanoseconds (DBZ-1174).
+_MAX_EPOCH_MICROS = 253_402_300_799_999_999
 _FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "table", "collection",
                 "sequence", "server_id", "gtid", "file", "pos", "row", "thread", "query", "txId",
                 "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no"}
@@ -160,7 +167,9 @@ class DebeziumJsonDecoder(JsonDecoder):
                                                    f"(c, u, d, r, t, m; CloudCanal i, a)")
             if OPS[op] == "DDL":
                 return Decoded(rows=self._ddl_rows(payload, message))
-            return Decoded(rows=[self._change_row(OPS[op], payload, schema, message)])
+            source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+            row_op = _row_op(op, source.get("snapshot"), source.get("connector"))
+            return Decoded(rows=[self._change_row(row_op, payload, schema, message)])
         if "ddl" in payload:
             return Decoded(rows=self._ddl_rows(payload, message))
         if payload.get("status") in ("BEGIN", "END"):
@@ -192,13 +201,19 @@ class DebeziumJsonDecoder(JsonDecoder):
 
     def _time(self, doc: dict[str, Any], prefix: str) -> int | None:
         """Epoch micros from the finest of ts_ns / ts_us / ts_ms (Debezium 0.x sources: ts_usec
-        on PostgreSQL, ts_sec on MySQL); 0 (snapshot, unknown) -> None."""
+        on PostgreSQL, ts_sec on MySQL); 0 (snapshot, unknown) -> None.
+
+        Debezium's PostgreSQL connector with the wal2json plugin (before 0.9.3, DBZ-1174) wrote
+        the commit time into ``ts_usec`` in nanoseconds: a ts_usec beyond year 9999 read as
+        microseconds is read as nanoseconds."""
         for name, unit in _TIME_FIELDS:
             value = doc.get(name)
             if value is None:
                 continue
             try:
                 micros = micros_from_epoch(value, unit)
+                if name == "ts_usec" and micros > _MAX_EPOCH_MICROS:
+                    micros = micros_from_epoch(value, "ns")
             except ConversionWarning:
                 raise self.fail(errors.INVALID_FIELD,
                                 f"'{prefix}{name}' must be epoch {unit}, got {value!r}") from None
@@ -285,7 +300,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         if _deleted_flag(meta.get("deleted")) or (code and code.lower() == "d"):
             return "DELETE"
         if code:
-            return OPS[code.lower()]
+            return _row_op(code.lower(), meta.get("snapshot", meta.get("source_snapshot")),
+                           meta.get("connector", meta.get("source_connector")))
         warnings.append("no '__op' field: insert or update is unknown; applied as an update (upsert) "
                         "of the whole row")
         return "UPDATE"
@@ -798,6 +814,18 @@ def _as_change_events_carry(logical: str, column: dict[str, Any]) -> str:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _row_op(code: str, snapshot: Any, connector: Any) -> str:
+    """The canonical op of a change's ``op`` code. The MySQL connector (0.x sources name no
+    connector) sent its snapshot rows as creates until 1.4 (and later with
+    snapshot.events.as.inserts, DBZ-2775); Debezium calls that a wrong op flag (DBZ-2788). Such a
+    create, flagged by ``source.snapshot`` (true/first/last), is a SNAPSHOT (full-load) row."""
+    if (code == "c" and connector in (None, "mysql")
+            and (snapshot is True
+                 or (isinstance(snapshot, str) and snapshot.lower() in _SNAPSHOT_FLAGS))):
+        return "SNAPSHOT"
+    return OPS[code]
 
 
 def _flink_cdc_table_id(key: dict[str, Any], table: str | None) -> bool:

@@ -259,3 +259,22 @@ def test_ddl_flag_without_type_is_a_ddl_row() -> None:
            "table": "products"}
     [row] = decode("canal_json", doc)
     assert (row["op"], row["table_name"], row["ddl"]) == ("DDL", "products", doc["sql"])
+
+
+def test_zero_epoch_times_are_unset_not_1970() -> None:
+    # TiCDC before v6.1 wrote "ts": 0 on every message (fixture wild_ticdc_dispatch_ts_zero); a
+    # 1970 produced_time would fail the changelog's event-vs-produced time gate for the hour.
+    [row] = decode("canal_json", canal(ts=0))
+    assert row["produced_time"] is None and row["event_time"] == 1704067200000000
+    [row] = decode("canal_json", canal(es=0, ts="0"))
+    assert (row["event_time"], row["produced_time"]) == (None, None)
+
+
+def test_statement_only_dml_is_rejected_with_the_reason() -> None:
+    # Canal on a statement-based binlog (fixture wild_canal_statement_binlog_update): the DML
+    # comes as its SQL text with "data": null; no row can be applied.
+    doc = canal(data=None, old=None, mysqlType=None, sqlType=None, pkNames=None,
+                sql="update `db`.`t` set `name` = 'b' where `id` = '1'")
+    outcome = decode_one(get_decoder("canal_json"), RawMessage(value=json.dumps(doc).encode()))
+    assert outcome.rejected is not None and outcome.rejected.reason == "MISSING_FIELD"
+    assert "statement-based binlog" in outcome.rejected.detail

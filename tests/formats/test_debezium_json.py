@@ -435,3 +435,37 @@ def test_flink_cdc_schema_bits_are_plain_bytes() -> None:
 def test_time_types_written_as_text_are_read_as_text(name: str, value: object, expected: str) -> None:
     # Flink CDC's Kafka sink labels DATE/TIME/TIMESTAMP columns io.debezium.time.* but writes text.
     assert value_text(loads_exact(json.dumps(value)), {"type": "int64", "name": name}) == expected
+
+
+def test_mysql_snapshot_rows_sent_as_creates_are_snapshot_rows() -> None:
+    # Debezium 0.7.3 (fixture wild_mysql073_team_sequence): boolean source.snapshot, no connector
+    # field; Debezium 1.x: "true"/"last". Only MySQL sent snapshot rows as op "c" (DBZ-2775).
+    legacy = {"before": None, "after": {"id": 1}, "op": "c", "ts_ms": 1519582917064,
+              "source": {"version": "0.7.3", "name": "dbserver1", "server_id": 0, "ts_sec": 0,
+                         "file": "mysql-bin.000003", "pos": 154, "row": 0, "snapshot": True,
+                         "db": "mydb", "table": "team"}}
+    [row] = DebeziumJsonDecoder().decode(message(legacy)).rows
+    assert row["op"] == "SNAPSHOT"
+    for flag, op in (("last", "SNAPSHOT"), ("false", "INSERT"), (None, "INSERT"), (False, "INSERT")):
+        doc = {"before": None, "after": {"id": 1}, "op": "c", "source": dict(SOURCE, snapshot=flag)}
+        assert DebeziumJsonDecoder().decode(message(doc)).rows[0]["op"] == op, flag
+    pg = {"before": None, "after": {"id": 1}, "op": "c",
+          "source": {"connector": "postgresql", "db": "d", "schema": "s", "table": "t",
+                     "snapshot": "true"}}
+    assert DebeziumJsonDecoder().decode(message(pg)).rows[0]["op"] == "INSERT"
+    flat = {"id": 1, "__op": "c", "__source_snapshot": "true", "__source_connector": "mysql",
+            "__table": "t", "__db": "d"}
+    assert DebeziumJsonDecoder().decode(message(flat)).rows[0]["op"] == "SNAPSHOT"
+
+
+def test_wal2json_ts_usec_in_nanoseconds_is_read_as_nanoseconds() -> None:
+    # DBZ-1174: the PostgreSQL connector with wal2json wrote commit times in nanoseconds into
+    # ts_usec (fixture wild_pg07_wal2json_ts_usec_nanos, magma/magma).
+    doc = {"before": None, "after": {"id": 1}, "op": "c", "ts_ms": 1528831778308,
+           "source": {"version": "0.7.5", "name": "magma", "ts_usec": 1528753424430907000,
+                      "txId": 601, "lsn": 22496127, "snapshot": False, "db": "d",
+                      "schema": "public", "table": "t"}}
+    [row] = DebeziumJsonDecoder().decode(message(doc)).rows
+    assert row["event_time"] == 1528753424430907
+    doc["source"]["ts_usec"] = 1528753424430907
+    assert DebeziumJsonDecoder().decode(message(doc)).rows[0]["event_time"] == 1528753424430907
