@@ -5,7 +5,9 @@ Older producers omit the last field, ``bornTimestamp``; such a datum is a strict
 current one, so a read that runs out of data is retried with the legacy schema. Values arrive as
 a 13-branch union (Integer, Character, Decimal, ...); each branch has its own canonical text, and
 ``fields[i].dataTypeNumber`` (MySQL binlog type codes, PostgreSQL OIDs) says what a DateTime means.
-The primary key is not a schema field: it is the JSON in ``tags["pk_uk_info"]``.
+The primary key is not a schema field: it is the JSON in ``tags["pk_uk_info"]``. For a sharded
+PolarDB-X 1.0 (DRDS) source ``objectName`` is the physical shard and ``tags["l_db_name"]`` /
+``tags["l_tb_name"]`` the logical names, which ``database``/``table_name`` report.
 Decoding rules: the project's ``formats/README.md`` (section 1) and Alibaba's Java SDK.
 """
 
@@ -190,6 +192,13 @@ class DtsAvroDecoder(Decoder):
         database = parts[0]
         schema = parts[-2] if len(parts) == 3 else None
         table = parts[-1] if len(parts) > 1 else None
+        # Sharded PolarDB-X 1.0 (DRDS): objectName is the physical shard
+        # (``app_0005.orders_11``), the tags name the logical table the user knows; one source
+        # table must land in one current-state table, not one per shard.
+        tags = record.get("tags") or {}
+        database = tags.get("l_db_name") or database
+        if table is not None:
+            table = tags.get("l_tb_name") or table
         return database, schema, table
 
     def _ddl_row(self, record: dict[str, Any], message: RawMessage) -> dict[str, Any]:

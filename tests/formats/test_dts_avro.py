@@ -104,6 +104,24 @@ def test_mysql_placeholder_txid_is_no_transaction_but_a_gtid_tag_is() -> None:
                              source="PostgreSQL", txid="731")) == "731"
 
 
+def test_sharded_drds_record_reports_the_logical_table_not_the_shard() -> None:
+    """yungkei/flink-dts-demo printed a PolarDB-X record of shard ``..._0005.sample_order_real_aeje_11``
+    with ``l_db_name``/``l_tb_name`` tags: every shard must land in the one logical table."""
+    decoder = DtsAvroDecoder()
+
+    def names(object_name: str | None, tags: dict, op: str = "INSERT") -> tuple:
+        fields, after = ([("id", 3)], [maker.integer("1", 4)]) if op == "INSERT" else (None, "ddl")
+        row = decoder.decode(RawMessage(value=maker.encode(
+            maker.record(op, object_name, fields, None, after, tags=tags)))).rows[0]
+        return row["database"], row["schema_name"], row["table_name"]
+
+    logical = {**maker.PK, "l_db_name": "shop", "l_tb_name": "orders"}
+    assert names("shop_pyii_0005.orders_aeje_11", logical) == ("shop", None, "orders")
+    assert names("shop_pyii_0006.orders_aeje_12", logical) == ("shop", None, "orders")
+    assert names("shop_pyii_0005.orders_aeje_11", maker.PK) == ("shop_pyii_0005", None, "orders_aeje_11")
+    assert names("shop_pyii_0005", {"l_db_name": "shop"}, op="DDL") == ("shop", None, None)
+
+
 def test_timestamp_with_time_zone_early_year_and_invalid_value() -> None:
     fields = [("id", 8), ("early", 18), ("bad", 18)]
     zoned = maker.v("TimestampWithTimeZone", {"value": {
