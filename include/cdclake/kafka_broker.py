@@ -268,9 +268,15 @@ def free_port() -> int:
 
 
 def _cluster_id() -> str:
+    """A random cluster id in Kafka's form (URL-safe base64 of 16 bytes), never starting with
+    ``-``: the storage tool's argument parser would read such an id as an option (1 run in 64
+    failed so); Kafka's own ``Uuid.randomUuid`` avoids that prefix the same way."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def command(action: str, port: int | None = None) -> int:

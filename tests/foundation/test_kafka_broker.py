@@ -73,3 +73,14 @@ def test_cli_status_start_again_and_stop(tmp_path, monkeypatch) -> None:
     assert stopped.returncode == 0 and "stopped" in stopped.stdout
     assert run("stop").stdout.strip() == "Kafka broker is not running"
     assert run("status").returncode == 3
+
+
+def test_cluster_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The storage tool parses "-t -Xy..." as a missing argument: 1 broker start in 64 failed so.
+    import uuid
+
+    from cdclake import kafka_broker
+
+    drawn = iter([uuid.UUID(bytes=b"\xfb" + bytes(15)), uuid.UUID(bytes=b"\x01" + bytes(15))])
+    monkeypatch.setattr(kafka_broker.uuid, "uuid4", lambda: next(drawn))
+    assert kafka_broker._cluster_id() == "AQAAAAAAAAAAAAAAAAAAAA"
