@@ -17,8 +17,11 @@
 - Update images may be partial (compressed updates log only key + changed columns), so an update's
   after image is never flagged full; merging it is correct whether or not it is complete.
 - ``primary_keys`` gives the key columns (Flink's test data spells it ``priamry_keys``: accepted).
-  An update with no key columns (``includePrimaryKeys`` is off by default) and no before image
-  is quarantined ``MISSING_KEY``: nothing says which row it replaces.
+  A change whose image lacks a key column it names (insert included) is quarantined
+  ``MISSING_KEY``; names are matched exactly (Paimon's case-insensitive catalog option is
+  Paimon's, and GoldenGate writes both from the same metadata). An update with no key columns
+  (``includePrimaryKeys`` is off by default) and no before image is quarantined ``MISSING_KEY``:
+  nothing says which row it replaces.
 - ``tokens.txid`` (``includeTokens``) is the transaction id.
 - Schema messages of the JSON formatter (``{"$schema": ...}``) are control messages.
 - GoldenGate's Kafka Connect handler with the JSON converter (``schemas.enable=true``) wraps the
@@ -113,7 +116,9 @@ class OggJsonDecoder(JsonDecoder):
         row_key = key_of(after if op != "DELETE" else before, keys)
         if row_key is None and op == "UPDATE":
             row_key = key_of(before, keys)
-        if row_key is None and keys and op in ("UPDATE", "DELETE"):
+        if row_key is None and keys:
+            # An insert without its key values could not be applied either: compaction would
+            # refuse the whole table ("key columns but no key values"); quarantine it alone.
             raise self.fail(errors.MISSING_KEY,
                             f"key columns {keys} are not all in the {op.lower()} image")
         if not keys and op == "UPDATE" and before is None:

@@ -94,3 +94,13 @@ def test_keyless_update_without_before_image_is_quarantined() -> None:
     with pytest.raises(DecodeError) as info:
         _rows(doc)
     assert info.value.reason == errors.MISSING_KEY and "primary_keys" in str(info.value)
+
+
+def test_insert_without_the_key_columns_it_names_is_quarantined() -> None:
+    # Paimon's ogg database/case-insensitive data: ``primary_keys`` ["id"], image column "ID".
+    # Emitted as is, the row would carry key columns but no key, and compaction would refuse the
+    # whole table; it goes to quarantine alone, as Canal's decoder does.
+    with pytest.raises(DecodeError) as info:
+        _rows({"table": "S.T1", "op_type": "I", "op_ts": "2020-05-13 15:40:07.000000",
+               "pos": "144", "primary_keys": ["id"], "after": {"ID": 102, "name": "car battery"}})
+    assert info.value.reason == errors.MISSING_KEY and "insert" in str(info.value)
