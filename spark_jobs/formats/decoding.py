@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_jobs.formats import errors
-from spark_jobs.formats.base import Decoder, _type_word, pair_update_halves
+from spark_jobs.formats.base import Decoder, _type_word, key_of, pair_update_halves
 from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, TIME_FIELDS, RawMessage
 from spark_jobs.formats.errors import DecodeError
 
@@ -21,6 +21,7 @@ MAX_MICROS = 253_402_300_799_999_999
 # array, say) is a bad message, not a row (Spark could not even store it).
 TEXT_FIELDS = tuple(name for name, sql_type in CHANGE_ROW_COLUMNS if sql_type == "string")
 _TEXT_OR_NULL = (str, type(None))
+_ROW_OPS = frozenset({"INSERT", "SNAPSHOT", "UPDATE", "DELETE"})
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,24 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
                 detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' is out of range "
                           f"(years 0001-9999): {value} microseconds since the epoch")
                 return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
+        unplaced = _unplaced_key(row)
+        if unplaced is not None:
+            detail = f"{row.get('source_format') or decoder.format_id}: {unplaced}"
+            return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_KEY, detail))
     return Outcome(rows=decoded.rows)
+
+
+def _unplaced_key(row: dict[str, Any]) -> str | None:
+    """Why a keyed row change has no key value at all, or None. Compaction places a change by its
+    row key, else by its key columns' values in either image; a change with neither would fail
+    its whole table there, so it is quarantined here, with the columns named."""
+    columns = row.get("primary_key_columns") or []
+    if not columns or row.get("row_key") is not None or row.get("op") not in _ROW_OPS:
+        return None
+    if key_of(row.get("after"), columns) is not None or key_of(row.get("before"), columns) is not None:
+        return None
+    return (f"key column(s) {list(columns)} have no values in the {str(row['op']).lower()}'s images: "
+            "the change cannot be placed in its table")
 
 
 def _fill_event_time(row: dict[str, Any]) -> None:

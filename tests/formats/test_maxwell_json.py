@@ -85,3 +85,20 @@ def test_column_in_old_but_left_out_of_data_became_null() -> None:
     assert row["after"] == {"id": "1", "a": "x", "b": None}
     assert row["before"] == {"id": "1", "a": "x", "b": "was"}
     assert row["after_is_full"] is False
+
+
+def test_keyed_change_with_no_key_value_is_quarantined_not_left_to_fail_compaction() -> None:
+    # The configured key column is in neither image: compaction could not place the change (and
+    # would fail the whole table), so decoding quarantines it, naming the columns.
+    from spark_jobs.formats import errors, get_decoder
+    from spark_jobs.formats.base import FormatOptions
+    from spark_jobs.formats.decoding import decode_one
+
+    decoder = get_decoder("maxwell_json", FormatOptions(primary_key_overrides={"d.t": ("id",)}))
+    doc = {"database": "d", "table": "t", "type": "insert", "ts": 1700000000, "data": {"v": 1}}
+    outcome = decode_one(decoder, RawMessage(value=json.dumps(doc).encode()))
+    assert outcome.rejected is not None and outcome.rejected.reason == errors.MISSING_KEY
+    assert "['id']" in outcome.rejected.detail
+    doc["data"] = {"id": 7, "v": 1}
+    [row] = decode_one(decoder, RawMessage(value=json.dumps(doc).encode())).rows
+    assert row["row_key"] == '["7"]'
