@@ -609,7 +609,8 @@ def is_canal_shaped(doc: dict[str, Any]) -> bool:
     for other databases (``opType``/``columnType``) do not match."""
     if not isinstance(doc.get("type"), str) or "table" not in doc or "database" not in doc:
         return False
-    if any(key in doc for key in _EXCLUDED_KEYS):
+    excluded = [key for key in _EXCLUDED_KEYS if key in doc]
+    if excluded and not (excluded == ["opType"] and "mysqlType" in doc):  # InLong canal-json-inlong
         return False
     if not any(key in doc for key in ("isDdl", "mysqlType", "sqlType", "pkNames")):
         return False

@@ -79,7 +79,8 @@ class DrsJsonGenericDecoder(JsonDecoder):
     def matches(cls, doc: dict[str, Any]) -> bool:
         if "payload" in doc or "coll" in doc or str(doc.get("dbType", "")).lower() == "mongodb":
             return False
-        has_generic_fields = "columnType" in doc or "opType" in doc
+        # InLong's canal-json-inlong adds "opType" to Canal's "mysqlType"; DRS writes "columnType".
+        has_generic_fields = "columnType" in doc or ("opType" in doc and "mysqlType" not in doc)
         return has_generic_fields and ("type" in doc or "opType" in doc) and (
             "data" in doc or "old" in doc or "isDdl" in doc)
 
