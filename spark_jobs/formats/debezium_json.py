@@ -141,6 +141,8 @@ class DebeziumJsonDecoder(JsonDecoder):
             return isinstance(payload.get("source"), dict)
         if payload.get("status") in ("BEGIN", "END") and "event_count" in payload:
             return True
+        if _is_ticdc_checkpoint(payload):
+            return True
         return bool(schema and str(schema.get("name", "")).endswith(".Heartbeat"))
 
     def decode(self, message: RawMessage) -> Decoded:
@@ -176,6 +178,8 @@ class DebeziumJsonDecoder(JsonDecoder):
             return Decoded(control="TRANSACTION_BEGIN" if payload["status"] == "BEGIN" else "TRANSACTION_END")
         if set(payload) <= {"ts_ms", "ts_us", "ts_ns"} and payload:
             return Decoded(control="HEARTBEAT")
+        if _is_ticdc_checkpoint(payload):
+            return Decoded(control="HEARTBEAT")
         if "op" in payload:
             raise self.fail(errors.MISSING_FIELD, "'op' is null")
         raise self.fail(errors.MISSING_FIELD, "'op' is missing (and the message is no schema-change, "
@@ -196,6 +200,7 @@ class DebeziumJsonDecoder(JsonDecoder):
             "event_time": self._time(source, "source."),
             "produced_time": self._time(payload, ""),
             "source_position": _position(source),
+            "source_sequence": _ticdc_sequence(source),
             "transaction_id": _transaction_id(payload, source),
         }
 
@@ -268,6 +273,10 @@ class DebeziumJsonDecoder(JsonDecoder):
             raise self.fail(errors.MISSING_FIELD, "the message names no table ('source.table') and the "
                                                   "topic sets no 'source_table'")
         parts = self.options.source_table.split(".")
+        if len(parts) not in (2, 3) or not all(part.strip() for part in parts):
+            raise self.fail(errors.INVALID_FIELD, "the topic's 'source_table' must be database.table "
+                                                  f"or database.schema.table, got "
+                                                  f"{self.options.source_table!r}")
         if len(parts) == 2:
             return {"db": parts[0], "table": parts[1]}
         return {"db": parts[0], "schema": parts[1], "table": parts[2]}
@@ -933,6 +942,26 @@ def _position(source: dict[str, Any]) -> str | None:
         if source.get(name) is not None:
             return str(source[name])
     return None
+
+
+def _is_ticdc_checkpoint(payload: dict[str, Any]) -> bool:
+    """TiCDC's checkpoint (watermark) event before it wrote ``"op": "m"`` (tiflow's
+    ``EncodeCheckpointEvent``): ``source`` (connector TiCDC, empty db and table, the checkpoint
+    TSO as ``commit_ts``), ``ts_ms`` and ``transaction`` only. Replication progress, not a change."""
+    source = payload.get("source")
+    return (isinstance(source, dict) and str(source.get("connector")) == "TiCDC"
+            and "commit_ts" in source and not source.get("table")
+            and set(payload) <= {"source", "ts_ms", "transaction"})
+
+
+def _ticdc_sequence(source: dict[str, Any]) -> str | None:
+    """TiCDC's ``commit_ts`` (a TiDB TSO: commits of one row have increasing TSOs) as the ordering
+    sequence, 20 digits as the Canal family gives TiCDC's ``_tidb.commitTs``."""
+    value = source.get("commit_ts")
+    if str(source.get("connector")) != "TiCDC" or value is None or isinstance(value, bool):
+        return None
+    text = str(value).strip()
+    return f"{int(text):020d}" if text.isascii() and text.isdigit() else None
 
 
 def _transaction_id(payload: dict[str, Any], source: dict[str, Any]) -> str | None:

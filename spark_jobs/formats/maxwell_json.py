@@ -17,6 +17,10 @@
   same as replacing it), and a column in ``old`` but missing from ``data`` became NULL (Maxwell
   always writes ``old`` with its nulls, and minimal images move before-only columns into ``data``).
 - ``ts`` is epoch seconds for row events but milliseconds on DDL events: told apart by magnitude.
+  TiCDC's Maxwell DDL messages put the commit TSO there (``ts: e.CommitTs``): a DDL ``ts`` beyond
+  any epoch milliseconds is read as a TiDB TSO (physical milliseconds = TSO >> 18).
+- TiCDC batches row events: one Kafka value is several Maxwell documents written back to back
+  with no separator (``valueBuf.Write`` per row); each becomes a row (``record_index`` its place).
 - Key columns: configuration, else ``primary_key_columns`` (``--output_primary_key_columns``),
   else the Kafka key in Maxwell's hash form ``{"database","table","pk.<col>": v}`` or array form
   ``[db, table, [{col: v}]]``. ``primary_key`` alone (values, no names) still identifies the row.
@@ -29,6 +33,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from spark_jobs.formats import errors
@@ -40,7 +45,14 @@ from spark_jobs.formats._plain_json import (
 )
 from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
 from spark_jobs.formats.canonical import Decoded, RawMessage
-from spark_jobs.formats.values import ConversionWarning, JsonNumber, loads_exact, logical_type_from_sql_name
+from spark_jobs.formats.errors import DecodeError
+from spark_jobs.formats.values import (
+    ConversionWarning,
+    JsonNumber,
+    loads_exact,
+    logical_type_from_sql_name,
+    micros_from_epoch,
+)
 
 ROW_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE",
              "bootstrap-insert": "SNAPSHOT"}
@@ -48,6 +60,12 @@ DDL_TYPES = frozenset({"database-create", "database-alter", "database-drop", "ta
                        "table-alter", "table-drop"})
 CONTROL_TYPES = {"bootstrap-start": "BOOTSTRAP_START", "bootstrap-complete": "BOOTSTRAP_COMPLETE",
                  "heartbeat": "HEARTBEAT"}
+# Epoch milliseconds end (year 9999) near 2.5e14; a TiDB TSO of any date after February 1970 is
+# beyond 1e15 (its physical part, milliseconds, is shifted left by 18 bits).
+_TSO_FLOOR = 10**15
+_TSO_LOGICAL_BITS = 18
+_BATCH_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber,
+                                  parse_constant=JsonNumber)
 
 
 class MaxwellJsonDecoder(JsonDecoder):
@@ -66,6 +84,23 @@ class MaxwellJsonDecoder(JsonDecoder):
             return isinstance(doc.get("data"), dict) or isinstance(doc.get("old"), dict)
         return kind in DDL_TYPES or kind in CONTROL_TYPES
 
+    def decode(self, message: RawMessage) -> Decoded:
+        try:
+            return super().decode(message)
+        except DecodeError as exc:
+            documents = _batch_documents(message.value) if exc.reason == errors.INVALID_JSON else None
+            if documents is None:
+                raise
+        rows: list[dict[str, Any]] = []
+        control = None
+        for index, document in enumerate(documents):
+            decoded = self.decode_document(document, message)
+            control = control or decoded.control
+            for row in decoded.rows:
+                row["record_index"] = index
+                rows.append(row)
+        return Decoded(rows=rows) if rows else Decoded(control=control)
+
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         kind_text = self.require(doc, "type", str)
         kind = kind_text.strip().lower()
@@ -74,7 +109,7 @@ class MaxwellJsonDecoder(JsonDecoder):
         database = plain_text(doc.get("database"))
         table = plain_text(doc.get("table"))
         common = {
-            "database": database, "table_name": table, "event_time": self._ts(doc),
+            "database": database, "table_name": table, "event_time": self._ts(doc, kind in DDL_TYPES),
             "source_position": plain_text(doc.get("position")),
             "transaction_id": plain_text(doc.get("xid")),
         }
@@ -118,11 +153,15 @@ class MaxwellJsonDecoder(JsonDecoder):
             after_is_full=op in ("INSERT", "SNAPSHOT"), **common)])
 
     # -- parts ---------------------------------------------------------------------------
-    def _ts(self, doc: dict[str, Any]) -> int | None:
+    def _ts(self, doc: dict[str, Any], ddl: bool) -> int | None:
         value = doc.get("ts")
         if value is None:
             return None
         try:
+            text = str(value).strip()
+            if ddl and text.isascii() and text.isdigit() and int(text) >= _TSO_FLOOR:
+                # TiCDC (ddlEventToMaxwellMsg: ``Ts: e.CommitTs``): the commit TSO.
+                return micros_from_epoch(int(text) >> _TSO_LOGICAL_BITS, "ms")
             return micros_from_epoch_guess(value)
         except ConversionWarning:
             raise self.fail(errors.INVALID_FIELD, f"'ts' must be epoch seconds, got {value!r}") from None
@@ -165,6 +204,30 @@ class MaxwellJsonDecoder(JsonDecoder):
         if pairs:
             return row_key_text([untyped_text(v) for _, v in pairs])
         return None
+
+
+def _batch_documents(value: bytes | None) -> list[dict[str, Any]] | None:
+    """The JSON objects of a TiCDC Maxwell batch (two or more written back to back), or None
+    when the value is not such a sequence (then the single-document error stands)."""
+    try:
+        text = (value or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    documents: list[dict[str, Any]] = []
+    position, end = 0, len(text)
+    while True:
+        while position < end and text[position] in " \t\r\n":
+            position += 1
+        if position == end:
+            break
+        try:
+            document, position = _BATCH_DECODER.raw_decode(text, position)
+        except ValueError:
+            return None
+        if not isinstance(document, dict):
+            return None
+        documents.append(document)
+    return documents if len(documents) > 1 else None
 
 
 def _kafka_key_pairs(message: RawMessage) -> list[tuple[str, Any]]:

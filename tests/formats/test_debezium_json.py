@@ -469,3 +469,35 @@ def test_wal2json_ts_usec_in_nanoseconds_is_read_as_nanoseconds() -> None:
     assert row["event_time"] == 1528753424430907
     doc["source"]["ts_usec"] = 1528753424430907
     assert DebeziumJsonDecoder().decode(message(doc)).rows[0]["event_time"] == 1528753424430907
+
+
+def test_ticdc_checkpoint_without_op_is_a_heartbeat() -> None:
+    # tiflow's EncodeCheckpointEvent (codec_test.go TestCheckPointEvent) writes no "op": source
+    # (connector TiCDC, empty db/table, commit_ts), ts_ms and transaction only.
+    source = {"version": "2.4.0.Final", "connector": "TiCDC", "name": "c", "ts_ms": 0,
+              "snapshot": "false", "db": "", "table": "", "commit_ts": 3, "cluster_id": "c"}
+    doc = {"payload": {"source": source, "ts_ms": 1701326309000, "transaction": None}}
+    assert DebeziumJsonDecoder.matches(doc)
+    assert DebeziumJsonDecoder().decode(message(doc)).control == "HEARTBEAT"
+    doc["payload"]["source"] = dict(source, connector="mysql")
+    with pytest.raises(DecodeError):
+        DebeziumJsonDecoder().decode(message(doc))
+
+
+def test_ticdc_commit_ts_orders_changes_as_a_sequence() -> None:
+    # TiCDC adds the commit TSO to the source block; rows of one key commit in TSO order.
+    source = {"connector": "TiCDC", "db": "test", "table": "t", "ts_ms": 1640007049196,
+              "commit_ts": 429918007904436226}
+    doc = {"payload": {"source": source, "op": "c", "before": None, "after": {"id": 1}}}
+    [row] = DebeziumJsonDecoder().decode(message(doc)).rows
+    assert row["source_sequence"] == "00429918007904436226"
+    assert row["source_position"] == row["transaction_id"] == "429918007904436226"
+    doc["payload"]["source"] = dict(SOURCE, commit_ts=5)  # not TiCDC: no sequence
+    assert DebeziumJsonDecoder().decode(message(doc)).rows[0]["source_sequence"] is None
+
+
+def test_source_table_that_is_no_qualified_name_is_a_clear_error() -> None:
+    payload = {"op": "d", "before": {"ID": 1}, "after": None, "source": {"ts_ms": 1520085153000}}
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder(FormatOptions(source_table="products")).decode(message(payload))
+    assert info.value.reason == errors.INVALID_FIELD and "database.table" in str(info.value)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.detect import detect
+from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs
 from spark_jobs.formats.values import loads_exact
 
@@ -102,3 +105,22 @@ def test_keyed_change_with_no_key_value_is_quarantined_not_left_to_fail_compacti
     doc["data"] = {"id": 7, "v": 1}
     [row] = decode_one(decoder, RawMessage(value=json.dumps(doc).encode())).rows
     assert row["row_key"] == '["7"]'
+
+
+def test_ticdc_ddl_ts_is_the_commit_tso() -> None:
+    # TiCDC's ddlEventToMaxwellMsg writes Ts: e.CommitTs (a TSO) on DDL messages.
+    ddl = {"type": "table-create", "database": "test", "table": "t", "ts": 429918007904436226,
+           "sql": "create table t (id int)", "def": {"database": "test", "table": "t",
+                                                     "columns": [{"type": "int", "name": "id"}]}}
+    [row] = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(ddl).encode())).rows
+    assert row["event_time"] == (429918007904436226 >> 18) * 1000  # 2021-12-20T13:30:49.196Z
+
+
+def test_ticdc_batch_of_documents_back_to_back_gives_one_row_each() -> None:
+    # TiCDC's Maxwell BatchEncoder appends each row's JSON to one value with no separator.
+    docs = [dict(INSERT, data={"id": n}) for n in (1, 2, 3)]
+    value = "".join(json.dumps(d) for d in docs).encode()
+    rows = MaxwellJsonDecoder().decode(RawMessage(value=value)).rows
+    assert [(r["record_index"], r["after"]) for r in rows] == [(i, {"id": str(i + 1)}) for i in range(3)]
+    with pytest.raises(DecodeError):
+        MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(INSERT).encode() + b"[1]"))
