@@ -286,6 +286,10 @@ class CanalFamilyDecoder(JsonDecoder):
     # of a batch, restarting from 1 when the Canal server restarts, always 0 in TiCDC and OMS;
     # ordering by it would rank post-restart changes as older and drop them.
     sequence_field: ClassVar[str | None] = None
+    # Values rendered by Canal's binlog parser (canal_json; TiCDC follows it): ENUM as its 1-based
+    # index (sqlType 4) and SET as its bitmask (sqlType -7), GEOMETRY as WKB bytes in ISO-8859-1
+    # (sqlType 2004, BLOB), and ``old`` without the leading UPDATE rows that changed no column.
+    canal_renderings: ClassVar[bool] = False
 
     def __init__(self, options: FormatOptions | None = None) -> None:
         super().__init__(options)
@@ -378,7 +382,10 @@ class CanalFamilyDecoder(JsonDecoder):
         if cached is None:
             if len(cache) >= 1024:
                 cache.clear()
-            cached = cache[declaration] = _column_types(f.type_names, f.sql_types)
+            cached = _column_types(f.type_names, f.sql_types)
+            if self.canal_renderings:
+                cached.update(_canal_geometry_binary(f.type_names, f.sql_types))
+            cache[declaration] = cached
         return dict(cached)
 
     def _key_columns(self, f: CanalFields) -> list[str]:
@@ -408,6 +415,14 @@ class CanalFamilyDecoder(JsonDecoder):
                             f"{where} must hold at least one row when "
                             f"'{f.kind_field}' is {f.kind}{statement}")
         keys = common["primary_key_columns"]
+        labels = _enum_labels(f.type_names, f.sql_types) if self.canal_renderings else {}
+        old_offset = 0
+        if (op == "UPDATE" and self.canal_renderings and f.old and source is f.data
+                and len(f.old) < len(source)):
+            # Canal's messageConverter adds an ``old`` row only when it is non-empty, and its set
+            # of updated columns grows over the batch: the rows without one are the leading rows
+            # that changed no column, so ``old`` belongs to the last len(old) rows.
+            old_offset = len(source) - len(f.old)
         rows = []
         for index, raw in enumerate(source):
             if not isinstance(raw, dict):
@@ -415,14 +430,14 @@ class CanalFamilyDecoder(JsonDecoder):
                                 f"'{source_field}[{index}]' must be an object")
             warnings: list[str] = [f.key_only] if f.key_only else []
             types = dict(common["column_types"])
-            image = self._image(raw, types, warnings)
+            image = self._image(raw, types, warnings, labels)
             before = after = None
             if op == "DELETE":
                 before = image
             else:
                 after = image
-            if op == "UPDATE":
-                before = self._before_image(f, index, raw, types, warnings)
+            if op == "UPDATE" and index >= old_offset:
+                before = self._before_image(f, index - old_offset, raw, types, warnings, labels)
             key_image = before if op == "DELETE" else after
             row_key = key_of(key_image, keys)
             if keys and row_key is None:
@@ -438,7 +453,9 @@ class CanalFamilyDecoder(JsonDecoder):
         return rows
 
     def _before_image(self, f: CanalFields, index: int, after_raw: dict[str, Any],
-                      types: dict[str, str], warnings: list[str]) -> dict[str, str | None] | None:
+                      types: dict[str, str], warnings: list[str],
+                      labels: dict[str, tuple[bool, tuple[str, ...]]] | None = None,
+                      ) -> dict[str, str | None] | None:
         """``data`` overlaid with ``old``: right for partial (Canal) and full (DRS) old rows."""
         if f.old is None or index >= len(f.old) or f.old[index] is None:
             return None
@@ -452,15 +469,23 @@ class CanalFamilyDecoder(JsonDecoder):
                             f"'data[{index}]' does not have")
         merged = dict(after_raw)
         merged.update(old)
-        return self._image(merged, types, warnings)
+        return self._image(merged, types, warnings, labels)
 
-    def _image(self, raw: dict[str, Any], types: dict[str, str],
-               warnings: list[str]) -> dict[str, str | None]:
+    def _image(self, raw: dict[str, Any], types: dict[str, str], warnings: list[str],
+               labels: dict[str, tuple[bool, tuple[str, ...]]] | None = None,
+               ) -> dict[str, str | None]:
         image: dict[str, str | None] = {}
         converters = self._converters()
         for column, value in raw.items():
             if value is None:
                 image[column] = None
+                continue
+            if labels and column in labels:
+                try:
+                    image[column] = enum_label_text(value, *labels[column])
+                except ConversionWarning as exc:
+                    warnings.append(f"column {column!r}: {exc}; original text kept")
+                    image[column] = text_of(value)
                 continue
             logical = types.get(column)
             if logical is None and type(value) is str:  # untyped text: itself (text_of)
@@ -559,6 +584,65 @@ def _column_types(type_names: dict[str, Any], sql_types: dict[str, Any]) -> dict
         if logical is not None:
             types[str(column)] = logical
     return types
+
+
+_GEOMETRY_NAMES = frozenset({"geometry", "point", "linestring", "polygon", "multipoint",
+                             "multilinestring", "multipolygon", "geometrycollection",
+                             "geomcollection"})
+_ENUM_DECLARATION = re.compile(r"^\s*(enum|set)\s*\((.*)\)\s*$", re.IGNORECASE | re.DOTALL)
+_QUOTED_LABEL = re.compile(r"'((?:[^'\\]|''|\\.)*)'")
+
+
+def _canal_geometry_binary(type_names: dict[str, Any], sql_types: dict[str, Any]) -> dict[str, str]:
+    """Geometry columns that Canal sent as WKB bytes (sqlType 2004, BLOB): BINARY, not text."""
+    found = {}
+    for column, name in type_names.items():
+        if (isinstance(name, str) and re.split(r"[\s(]", name.strip().lower(), maxsplit=1)[0]
+                in _GEOMETRY_NAMES and _int_or_none(sql_types.get(column)) == 2004):
+            found[str(column)] = "BINARY"
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _labels_of(declaration: str) -> tuple[bool, tuple[str, ...]] | None:
+    match = _ENUM_DECLARATION.match(declaration)
+    if match is None:
+        return None
+    labels = tuple(m.replace("''", "'").replace("\\'", "'")
+                   for m in _QUOTED_LABEL.findall(match[2]))
+    return (match[1].lower() == "set", labels) if labels else None
+
+
+def _enum_labels(type_names: dict[str, Any],
+                 sql_types: dict[str, Any]) -> dict[str, tuple[bool, tuple[str, ...]]]:
+    """ENUM/SET columns whose values are Canal's index/bitmask and whose labels are declared.
+
+    Canal's RowsLogBuffer reads MYSQL_TYPE_ENUM as its 1-based index (``Types.INTEGER``, sqlType
+    4) and MYSQL_TYPE_SET as its bitmask (``Types.BIT``, sqlType -7); ``mysqlType`` holds the
+    column declaration, e.g. ``enum('a','b')``. A vendor that sends labels uses a text sqlType."""
+    found = {}
+    for column, name in type_names.items():
+        if not isinstance(name, str):
+            continue
+        parsed = _labels_of(name)
+        if parsed is not None and _int_or_none(sql_types.get(column)) == (-7 if parsed[0] else 4):
+            found[str(column)] = parsed
+    return found
+
+
+def enum_label_text(value: Any, is_set: bool, labels: tuple[str, ...]) -> str:
+    """Canal's ENUM index (0 = MySQL's invalid-value ``''``) or SET bitmask -> label text."""
+    text = str(value).strip()
+    if not text.isdigit():
+        raise ConversionWarning(f"not an {'SET bitmask' if is_set else 'ENUM index'}: {value!r}")
+    number = int(text)
+    if not is_set:
+        if number > len(labels):
+            raise ConversionWarning(f"ENUM index {number} beyond the {len(labels)} labels")
+        return labels[number - 1] if number else ""
+    if number >> len(labels):
+        raise ConversionWarning(f"SET bitmask {number} beyond the {len(labels)} labels")
+    return ",".join(label for bit, label in enumerate(labels) if number >> bit & 1)
 
 
 def ticdc_key_only_reason(tidb: dict[str, Any]) -> str | None:

@@ -17,7 +17,10 @@ only TiCDC's ``_tidb.commitTs`` (a TSO, monotonic) is taken as the sequence. ``g
 TiCDC differences (real captures in ``tests/fixtures/canal_json``): ``old`` holds the full before
 image by default (the overlay handles both); ``mysqlType`` has no parameters (``decimal``,
 ``bit``, ``enum``); a bare ``bit`` value is the unsigned integer (``"65"``), so it is a LONG; a
-bare ``enum``/``set`` value is the index/bitmask, kept as the vendor's text. A database-level DDL
+``enum``/``set`` value is the index/bitmask (Canal does the same, with sqlType 4 / -7): mapped to
+its label(s) when ``mysqlType`` declares them (``enum('a','b')``), else kept as the vendor's text.
+Canal sends GEOMETRY as WKB bytes (ISO-8859-1, sqlType 2004): BINARY. Canal adds an ``old`` row
+only when some column changed, so a shorter ``old`` belongs to the last rows of ``data``. A database-level DDL
 (Canal and TiCDC send ``"table": ""``) names no table. A row too large for TiCDC's
 ``max-message-bytes`` may arrive with only its handle-key columns (``_tidb.onlyHandleKey`` or
 ``_tidb.claimCheckLocation``): its images are partial (``after_is_full`` false, with a warning).
@@ -45,6 +48,7 @@ class CanalJsonDecoder(CanalFamilyDecoder):
     description = "Alibaba Canal flat JSON (also TiCDC canal-json, CloudCanal Canal Json)"
     detect_priority = 55
     binary_encoding = BINARY_LATIN1
+    canal_renderings = True
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:

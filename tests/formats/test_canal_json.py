@@ -89,14 +89,51 @@ def test_before_image_is_data_overlaid_with_old_and_null_old_means_null() -> Non
     assert row["before"]["id"] == "1"
 
 
-def test_old_row_missing_gives_unknown_before_image() -> None:
+def test_short_old_belongs_to_the_last_data_rows() -> None:
+    """Canal's MQMessageUtils.messageConverter adds an ``old`` row only when it is non-empty and
+    collects the updated columns over the whole batch, so only leading rows that changed no
+    column lack one: ``old[0]`` here is row 1's, and row 0's before image is unknown."""
     doc = canal(data=[{"id": "1", "name": "b", "ts": None, "bin": None},
                       {"id": "2", "name": "c", "ts": None, "bin": None}], old=[{"name": "a"}])
     rows = decode("canal_json", doc)
     assert [r["record_index"] for r in rows] == [0, 1]
-    assert rows[0]["before"]["name"] == "a"
-    assert rows[1]["before"] is None
+    assert rows[0]["before"] is None
+    assert rows[1]["before"]["name"] == "a"
+    assert rows[1]["after"]["name"] == "c"
     assert rows[1]["row_key"] == '["2"]'
+
+
+def test_enum_index_and_set_bitmask_become_labels() -> None:
+    """Canal's RowsLogBuffer sends ENUM as its index (sqlType 4), SET as its bitmask (-7)."""
+    doc = canal(data=[{"id": "1", "e": "2", "s": "5", "z": "0", "q": "1"}], old=None,
+                type="INSERT",
+                mysqlType={"id": "int", "e": "enum('a','b,c')", "s": "set('x','y','z')",
+                           "z": "enum('a')", "q": "enum('it''s')"},
+                sqlType={"id": 4, "e": 4, "s": -7, "z": 4, "q": 4})
+    (row,) = decode("canal_json", doc)
+    assert row["after"] == {"id": "1", "e": "b,c", "s": "x,z", "z": "", "q": "it's"}
+    assert row["column_types"]["e"] == "STRING"
+    assert not row["warnings"]
+    # A label already (text sqlType), or an index beyond the labels: kept, the latter warned.
+    doc["sqlType"]["e"] = 12
+    doc["data"] = [{"id": "1", "e": "2", "s": "9", "z": "0", "q": "1"}]
+    (row,) = decode("canal_json", doc)
+    assert row["after"]["e"] == "2" and row["after"]["s"] == "9"
+    assert any("'s'" in w for w in row["warnings"])
+    # Other Canal-family vendors send labels: untouched.
+    doc["sqlType"]["e"] = 4
+    (row,) = decode("drs_json", doc)
+    assert row["after"]["e"] == "2"
+
+
+def test_geometry_wkb_is_binary() -> None:
+    """Canal sends GEOMETRY as its bytes in ISO-8859-1 (sqlType 2004, BLOB): base64 here."""
+    wkb = bytes.fromhex("000000000101000000000000000000f03f0000000000000040")
+    doc = canal(data=[{"id": "1", "g": wkb.decode("latin-1")}], old=None, type="INSERT",
+                mysqlType={"id": "int", "g": "point"}, sqlType={"id": 4, "g": 2004})
+    (row,) = decode("canal_json", doc)
+    assert row["column_types"]["g"] == "BINARY"
+    assert base64.b64decode(row["after"]["g"]) == wkb
 
 
 def test_latin1_binary_round_trips_every_byte() -> None:
