@@ -339,6 +339,10 @@ class CanalFamilyDecoder(JsonDecoder):
         kind = f.kind.strip().upper()
         if kind in CONTROL_TYPES:
             return Decoded(control=CONTROL_TYPES[kind])
+        if kind == "QUERY" and f.is_ddl is False:
+            # Canal's QUERY entries that are not DDL (rows-query, user-var, intvar and rand events)
+            # carry a DML statement's text; its rows come in their own INSERT/UPDATE/DELETE messages.
+            return Decoded(control="QUERY")
         if kind == "TRUNCATE":
             op = "TRUNCATE"
         elif kind in DML_OPS:

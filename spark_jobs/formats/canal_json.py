@@ -5,8 +5,10 @@
 for INSERT/UPDATE, the deleted rows for DELETE); ``old`` only the changed columns of an UPDATE,
 where an explicit null means "was NULL". ``type`` is Canal's EventType: INSERT, UPDATE, DELETE,
 TRUNCATE, the DDL kinds (CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX) and control kinds
-(GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT; TiCDC's TIDB_WATERMARK). Binary columns arrive as one
-ISO-8859-1 character per byte (Canal and TiCDC both do this). ``es`` is the source commit time,
+(GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT; TiCDC's TIDB_WATERMARK). A QUERY with ``isDdl`` false
+(rows-query, user-var, intvar and rand events: a DML statement's text) is a control message. Binary
+columns arrive as one ISO-8859-1 character per byte (Canal and TiCDC both do this). ``es`` is the
+source commit time,
 ``ts`` when the message was built. ``id`` is Canal's batch id, which is not an ordering key: every
 message of a batch shares it, it restarts from 1 when the Canal server restarts, and TiCDC always
 sends 0. So Canal changes have no source sequence and are ordered by ``es`` and Kafka coordinates;
@@ -19,9 +21,9 @@ image by default (the overlay handles both); ``mysqlType`` has no parameters (``
 ``bit``, ``enum``); a bare ``bit`` value is the unsigned integer (``"65"``), so it is a LONG; a
 ``enum``/``set`` value is the index/bitmask (Canal does the same, with sqlType 4 / -7): mapped to
 its label(s) when ``mysqlType`` declares them (``enum('a','b')``), else kept as the vendor's text.
-Canal sends GEOMETRY as WKB bytes (ISO-8859-1, sqlType 2004): BINARY. Canal adds an ``old`` row
-only when some column changed, so a shorter ``old`` belongs to the last rows of ``data``. A database-level DDL
-(Canal and TiCDC send ``"table": ""``) names no table. A row too large for TiCDC's
+Canal sends GEOMETRY as WKB bytes (ISO-8859-1, sqlType 2004): BINARY. Canal adds an ``old``
+row only when some column changed, so a shorter ``old`` belongs to the last rows of ``data``. A
+database-level DDL (Canal and TiCDC send ``"table": ""``) names no table. A row too large for TiCDC's
 ``max-message-bytes`` may arrive with only its handle-key columns (``_tidb.onlyHandleKey`` or
 ``_tidb.claimCheckLocation``): its images are partial (``after_is_full`` false, with a warning).
 

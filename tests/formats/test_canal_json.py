@@ -315,3 +315,17 @@ def test_statement_only_dml_is_rejected_with_the_reason() -> None:
     outcome = decode_one(get_decoder("canal_json"), RawMessage(value=json.dumps(doc).encode()))
     assert outcome.rejected is not None and outcome.rejected.reason == "MISSING_FIELD"
     assert "statement-based binlog" in outcome.rejected.detail
+
+
+def test_query_entry_that_is_no_ddl_is_a_control_message() -> None:
+    # Canal sends rows-query events as type QUERY with isDdl false: the statement of rows that come
+    # in their own messages, not a schema change.
+    doc = {"data": None, "database": "d", "es": 1700000000000, "id": 3, "isDdl": False,
+           "mysqlType": None, "old": None, "pkNames": None, "sql": "update t set v = 1 where id = 2",
+           "sqlType": None, "table": "t", "ts": 1700000000100, "type": "QUERY"}
+    decoder = get_decoder("canal_json", FormatOptions())
+    assert decoder.decode(RawMessage(value=json.dumps(doc).encode())).control == "QUERY"
+    doc["isDdl"] = True
+    doc["sql"] = "alter table t add column w int"
+    [row] = decoder.decode(RawMessage(value=json.dumps(doc).encode())).rows
+    assert (row["op"], row["ddl"]) == ("DDL", "alter table t add column w int")
