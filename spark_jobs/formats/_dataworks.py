@@ -114,8 +114,15 @@ def times(decoder: JsonDecoder, payload: dict[str, Any]) -> dict[str, int | None
         return {"event_time": None, "produced_time": None}
     if not isinstance(stamp, dict):
         raise decoder.fail(errors.INVALID_FIELD, "'payload.timestamp' must be an object")
-    return {"event_time": epoch_micros(stamp.get("eventTime"), "ms"),
-            "produced_time": epoch_micros(stamp.get("systemTime"), "ms")}
+    return {"event_time": _set_time(stamp.get("eventTime")),
+            "produced_time": _set_time(stamp.get("systemTime"))}
+
+
+def _set_time(value: Any) -> int | None:
+    """Epoch ms -> micros; ``-1`` (and any time before 1970) means unset: DataWorks sends
+    ``eventTime``/``checkpointTime`` -1 on full-load rows, which have no source change time."""
+    micros = epoch_micros(value, "ms")
+    return None if micros is None or micros < 0 else micros
 
 
 def ddl_text(payload: dict[str, Any]) -> str | None:

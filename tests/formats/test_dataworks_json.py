@@ -55,3 +55,16 @@ def test_signature() -> None:
                                              "payload": {"op": "c", "after": {}}})
     assert not DataWorksJsonDecoder.matches({"version": "2.0", "schema": {"column": [], "source": {}},
                                              "payload": {"op": "INSERT"}})
+
+
+def test_minus_one_times_are_unset() -> None:
+    """Full-load rows carry ``eventTime``/``checkpointTime`` -1: no source time, not 1969."""
+    payload = {"after": {"dataColumn": {"id": 2, "v": "a"}}, "before": None, "op": "INSERT",
+               "sequenceId": "-1",
+               "timestamp": {"eventTime": -1, "checkpointTime": -1, "systemTime": 1731661820245}}
+    message = RawMessage(value=json.dumps({"schema": SCHEMA, "payload": payload}).encode(), offset=0)
+    row = decode_batch(DataWorksJsonDecoder(), [message]).rows[0]
+    assert row["produced_time"] == 1731661820245000
+    assert row["event_time"] == 1731661820245000  # falls back to the sync task's time
+    assert row["warnings"] == ["event_time: the message carries no source commit time; produced_time used"]
+    assert row["source_sequence"] == "-1"
