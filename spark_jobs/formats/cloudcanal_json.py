@@ -5,7 +5,8 @@
 may batch many rows of one table: one change row per ``data`` element (``record_index``), the
 UPDATE before image being the ``data`` row overlaid with the matching ``before`` row (right
 whether ``before`` is full or partial); DELETE rows come from ``data`` when present, else
-``before``. ``entryType`` TRANSACTIONEND (and TRANSACTIONBEGIN, HEARTBEAT) are control messages.
+``before``. ``entryType`` TRANSACTIONEND (and TRANSACTIONBEGIN, HEARTBEAT) are control messages; ape-dts'
+CloudCanal emitter marks DDL messages ``entryType`` DDL (with ``ddl`` true, ``action`` DDL).
 DDL messages (``isDdl`` true, ``action`` ALTER/CREATE/...) carry the statement in ``sql``.
 ``pks`` is often empty even for keyed tables: the key is then taken from
 ``tableChanges.table.primaryKeyColumnNames`` when present; a configured override wins over both;
@@ -62,7 +63,8 @@ class CloudCanalJsonDecoder(CanalFamilyDecoder):
             kind = entry.strip().upper()
             if kind in ENTRY_CONTROLS:
                 return Decoded(control=ENTRY_CONTROLS[kind])
-            if kind not in ("ROWDATA", "ROW_DATA"):
+            is_ddl = doc.get("isDdl", doc.get("ddl")) is True
+            if kind not in ("ROWDATA", "ROW_DATA") and not (kind == "DDL" and is_ddl):
                 raise self.fail(errors.INVALID_OP,
                                 f"'entryType' must be ROWDATA or TRANSACTIONEND, got {entry!r}")
         return super().decode_document(doc, message)

@@ -31,6 +31,16 @@ def test_ddl_flag_may_be_spelled_ddl() -> None:
     assert row["op"] == "DDL" and row["ddl"] == "create table t (k int)"
 
 
+def test_ddl_entry_type_as_ape_dts_writes_it() -> None:
+    doc = dict(BASE, action="DDL", ddl=True, entryType="DDL", table="", pks=[], before=[], data=[],
+               dbValType={}, jdbcType={}, sql="create table t1 (id int primary key)")
+    [row] = decode(doc).rows
+    assert (row["op"], row["table_name"], row["ddl"]) == ("DDL", None, "create table t1 (id int primary key)")
+    rejected = decode(dict(BASE, action="INSERT", isDdl=False, entryType="DDL", pks=[], before=[],
+                           data=[{"k": "1"}]))
+    assert rejected.rejected is not None and rejected.rejected.reason == "INVALID_OP"
+
+
 def test_transaction_end_is_a_control_message() -> None:
     outcome = decode(dict(BASE, action="COMMIT", entryType="TRANSACTIONEND", data=[]))
     assert outcome.control == "TRANSACTION_END" and not outcome.rows
