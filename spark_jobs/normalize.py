@@ -56,6 +56,7 @@ def topic_formats(config: object) -> dict[str, TopicFormat]:
             schema_file=topic.schema_file,
             max_value_bytes=config.max_value_bytes,  # type: ignore[attr-defined]
             flattened=topic.flattened, source_table=topic.source_table,
+            binary_encoding=topic.binary_encoding,
         ))
     return formats
 

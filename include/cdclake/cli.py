@@ -26,7 +26,7 @@ def _decode(args: argparse.Namespace) -> int:
 
     return run_decode(args.files, args.format, args.key_file, args.schema_file, args.timezone,
                       sys.stdout, sys.stderr, whole_file=args.whole_file, flattened=args.flattened,
-                      source_table=args.source_table)
+                      source_table=args.source_table, binary_encoding=args.binary_encoding)
 
 
 def _kafka(args: argparse.Namespace) -> int:
@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="debezium_json: Debezium ExtractNewRecordState output (tombstones are deletes)")
     p.add_argument("--source-table", help="database.table (or database.schema.table) of messages "
                                           "that name none (flattened rows, tombstones)")
+    p.add_argument("--binary-encoding", choices=["latin1", "hex", "base64", "byte_list"],
+                   help="Canal family: how binary columns travel, when not the format's own "
+                        "(hex: Tencent Cloud DTS Canal JSON, not-fully-compatible mode)")
     p.add_argument("--whole-file", action="store_true",
                    help="each FILE is one message (pretty-printed JSON) instead of JSON lines")
     p.add_argument("files", nargs="+", metavar="FILE")

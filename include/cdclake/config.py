@@ -39,6 +39,15 @@ class TopicConfig:
     # table ``source_table``).
     flattened: bool = False
     source_table: str | None = None
+    # Canal family only: how binary columns travel when it is not the format's own encoding
+    # ("hex" for Tencent Cloud DTS Canal JSON in its not-fully-compatible mode).
+    binary_encoding: str | None = None
+
+
+# Formats whose decoder reads ``binary_encoding`` (the Canal family), and its values.
+BINARY_ENCODING_FORMATS = ("auto", "canal_json", "cloudcanal_json", "drs_json", "drs_json_c",
+                           "oms_canal")
+BINARY_ENCODINGS = ("latin1", "hex", "base64", "byte_list")
 
 
 @dataclass(frozen=True)
@@ -201,9 +210,24 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         quarantine_rate_max=raw.get("quarantine_rate_max"),
         flattened=_boolean(raw.get("flattened", False), f"topic {raw['name']!r}: 'flattened'"),
         source_table=None if raw.get("source_table") is None else str(raw["source_table"]),
+        binary_encoding=(None if raw.get("binary_encoding") is None
+                         else str(raw["binary_encoding"])),
     )
     _check_flattened(topic)
+    _check_binary_encoding(topic)
     return topic
+
+
+def _check_binary_encoding(topic: TopicConfig) -> None:
+    if topic.binary_encoding is None:
+        return
+    where = f"topic {topic.name!r}"
+    if topic.binary_encoding not in BINARY_ENCODINGS:
+        raise ConfigError(f"{where}: 'binary_encoding' must be one of {list(BINARY_ENCODINGS)}, "
+                          f"got {topic.binary_encoding!r}")
+    if topic.format not in BINARY_ENCODING_FORMATS:
+        raise ConfigError(f"{where}: 'binary_encoding' is read by the Canal family "
+                          f"({', '.join(BINARY_ENCODING_FORMATS)}), not by {topic.format!r}")
 
 
 def _boolean(value: Any, what: str) -> bool:

@@ -10,9 +10,13 @@ decoder can absorb, so each format module only states what is its own:
   "was NULL"), DRS gives the full before image. The before image is the ``data`` row overlaid with
   the ``old`` row, which is right for both.
 - how binary travels: Canal and TiCDC send each byte as one ISO-8859-1 character, DRS as a decimal
-  byte list ``"[106, 103]"``, OMS as base64 (:attr:`CanalFamilyDecoder.binary_encoding`).
-- how a MySQL TIMESTAMP (an instant) travels: epoch seconds ``"1624614713.201"`` (DRS JSON, OMS)
-  or zone-less text in the source's zone (Canal, DRS JSON-C). :func:`instant_text` accepts both.
+  byte list ``"[106, 103]"``, OMS as base64 (:attr:`CanalFamilyDecoder.binary_encoding`), Tencent
+  Cloud DTS's "not fully compatible" Canal JSON as a HexString. Hex and ISO-8859-1 text cannot be
+  told apart (``"cafe"`` is both), so a topic states it: ``FormatOptions.binary_encoding``.
+- how a MySQL TIMESTAMP (an instant) travels: epoch seconds ``"1624614713.201"`` (DRS JSON, OMS),
+  zone-less text in the source's zone (Canal, DRS JSON-C) or text with an explicit offset
+  (Tencent DTS: ``"2021-05-17 07:22:42 +00:00"``, kept as that exact instant whatever the
+  configured zone). :func:`instant_text` accepts all three.
 
 Detection helpers at the end of this module let each format state its ``auto`` signature from the
 same observations; the precedence is documented in each format's class docstring.
@@ -34,6 +38,7 @@ from spark_jobs.formats.values import (
     ConversionWarning,
     JsonNumber,
     base64_from_byte_list,
+    base64_from_hex,
     base64_normalised,
     base64_of_bytes,
     boolean_text,
@@ -73,6 +78,8 @@ CONTROL_TYPES = {
 BINARY_LATIN1 = "latin1"
 BINARY_BYTE_LIST = "byte_list"
 BINARY_BASE64 = "base64"
+BINARY_HEX = "hex"  # Tencent Cloud DTS Canal JSON, "not fully compatible" mode (HexString)
+BINARY_ENCODINGS = (BINARY_LATIN1, BINARY_BYTE_LIST, BINARY_BASE64, BINARY_HEX)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _UTC_NAMES = frozenset({"UTC", "Z", "Etc/UTC"})  # the names ``values.zone`` reads as UTC
@@ -194,6 +201,8 @@ def binary_text(value: Any, encoding: str) -> str:
         return base64_from_byte_list(text)
     if encoding == BINARY_BASE64:
         return base64_normalised(text)
+    if encoding == BINARY_HEX:
+        return base64_from_hex(text)
     try:
         return base64_of_bytes(text.encode("latin-1"))
     except UnicodeEncodeError as exc:
@@ -294,6 +303,12 @@ class CanalFamilyDecoder(JsonDecoder):
     def __init__(self, options: FormatOptions | None = None) -> None:
         super().__init__(options)
         self._sequence_field = self.sequence_field
+        # The topic's binary encoding when configured (it cannot be read from the message: a
+        # HexString is also valid ISO-8859-1 text), else the format's own.
+        configured = self.options.binary_encoding
+        if configured is not None and configured not in BINARY_ENCODINGS:
+            raise ValueError(f"binary_encoding {configured!r} is not one of {BINARY_ENCODINGS}")
+        self._binary_encoding = configured or self.binary_encoding
 
     @classmethod
     def detected(cls, options: FormatOptions) -> CanalFamilyDecoder:
@@ -387,7 +402,11 @@ class CanalFamilyDecoder(JsonDecoder):
             if len(cache) >= 1024:
                 cache.clear()
             cached = _column_types(f.type_names, f.sql_types)
-            if self.canal_renderings:
+            if self._binary_encoding == BINARY_HEX:
+                # Tencent DTS sends GEOMETRY (WKB) as a HexString like the binary types; its
+                # sqlType is left empty, so the name alone says so.
+                cached.update(_geometry_columns(f.type_names))
+            elif self.canal_renderings:
                 cached.update(_canal_geometry_binary(f.type_names, f.sql_types))
             cache[declaration] = cached
         return dict(cached)
@@ -498,7 +517,7 @@ class CanalFamilyDecoder(JsonDecoder):
             convert = converters.get(logical)
             if convert is None:
                 convert = converters[logical] = _guarded(
-                    _converter(logical, self.binary_encoding, self.options.source_timezone))
+                    _converter(logical, self._binary_encoding, self.options.source_timezone))
             try:  # Decoder.convert, inlined (the hot loop)
                 text = convert(value)
             except ConversionWarning as exc:
@@ -528,7 +547,8 @@ class CanalFamilyDecoder(JsonDecoder):
 
     def _object(self, doc: dict[str, Any], name: str) -> dict[str, Any]:
         value = doc.get(name)
-        if value is None:
+        if value is None or value == "":
+            # "" : Tencent DTS leaves ``sqlType`` empty ("留空"): no type information.
             return {}
         if not isinstance(value, dict):
             raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object or null")
@@ -599,10 +619,16 @@ _QUOTED_LABEL = re.compile(r"'((?:[^'\\]|''|\\.)*)'")
 
 def _canal_geometry_binary(type_names: dict[str, Any], sql_types: dict[str, Any]) -> dict[str, str]:
     """Geometry columns that Canal sent as WKB bytes (sqlType 2004, BLOB): BINARY, not text."""
+    return {column: logical for column, logical in _geometry_columns(type_names).items()
+            if _int_or_none(sql_types.get(column)) == 2004}
+
+
+def _geometry_columns(type_names: dict[str, Any]) -> dict[str, str]:
+    """Columns whose type name is a spatial type, as BINARY (their WKB bytes)."""
     found = {}
     for column, name in type_names.items():
         if (isinstance(name, str) and re.split(r"[\s(]", name.strip().lower(), maxsplit=1)[0]
-                in _GEOMETRY_NAMES and _int_or_none(sql_types.get(column)) == 2004):
+                in _GEOMETRY_NAMES):
             found[str(column)] = "BINARY"
     return found
 

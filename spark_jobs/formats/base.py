@@ -36,6 +36,11 @@ class FormatOptions:
     # "database.table" or "database.schema.table": the table of messages that name none
     # (tombstones; flattened rows without __db/__table), as the topic's other rows name it.
     source_table: str | None = None
+    # Canal family (canal_json, drs_json, ...): how binary columns travel when the topic differs
+    # from the format's own encoding, which the message cannot show: "hex" for Tencent Cloud
+    # DTS Canal JSON in its "not fully compatible" mode (HexString); also "latin1", "base64",
+    # "byte_list". None = the format's documented encoding.
+    binary_encoding: str | None = None
 
 
 class Decoder:

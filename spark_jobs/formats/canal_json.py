@@ -26,6 +26,15 @@ database-level DDL (Canal and TiCDC send ``"table": ""``) names no table. A row 
 ``max-message-bytes`` may arrive with only its handle-key columns (``_tidb.onlyHandleKey`` or
 ``_tidb.claimCheckLocation``): its images are partial (``after_is_full`` false, with a warning).
 
+Cloud DTS "Canal JSON" (fixtures ``aliyun_dts_*``, ``tencent_dts_*``): Alibaba Cloud DTS sends
+``"type": "DDL"`` and ``INIT`` (full load), and instances created before 2022-03-20 put a DELETE's
+row in ``old`` (read here) and swap ``data``/``old`` on UPDATE (not detectable: such a topic
+decodes with its images swapped). Tencent Cloud DTS's not-fully-compatible mode sends binary and
+geometry as HexString (``FormatOptions.binary_encoding = "hex"``: hex is also valid ISO-8859-1
+text), TIMESTAMP as UTC text with an offset (``"2021-05-17 07:22:42 +00:00"``: that instant,
+whatever ``source_timezone``), ``sqlType`` empty (null, ``{}`` or ``""``), ``es`` in whole seconds.
+BytePlus/Volcengine DTS documents Canal's fields with ``id`` 0 and ms ``es``/``ts``.
+
 Auto-detection precedence (priority 55, the last of the Canal family): any Canal-shaped message
 (see ``_canal_family.is_canal_shaped``) that the more specific members did not claim first:
 ``cloudcanal_json`` (40, has ``action``), ``drs_json`` (44) / ``drs_json_c`` (45) (shapes only

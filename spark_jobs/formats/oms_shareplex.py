@@ -1,4 +1,5 @@
-"""OceanBase OMS "SharePlex" JSON serialisation (seed 003).
+"""SharePlex JSON: OceanBase OMS's "SharePlex" serialisation (seed 003) and Alibaba Cloud DTS's
+"Shareplex Json" (its Kafka data-format page).
 
 ``{"data": {...}, "meta": {time, op: ins|upd|del, posttime, idx, size, seq, table, rowid, trans,
 scn}, "key": {...}}``. ``ins``/``del`` carry the whole row in ``data``; ``upd`` carries only the
@@ -9,10 +10,20 @@ No key column names are sent: the row identity is the key-value part of ``meta.r
 configuration names key columns. ``meta.time`` (source change) and ``meta.posttime`` (written to
 the target) are zone-less local times, read in ``options.source_timezone``. ``meta.scn``
 (timestamp + counter, like storeDataSequence) orders changes.
+
+Alibaba Cloud DTS writes the same layout (``meta`` adds ``userid``) with two differences:
+``meta.rowid`` is the source's Oracle ROWID (``"AAATGpAAIAAItcIAAA"``: the row's physical address,
+stable while the row is not moved), which is then the row identity; and ``meta.time`` is UTC
+(``options.source_timezone`` stays at its default, UTC, for such a topic). The DTS page lists the
+op values INSERT, UPDATE, DELETE, TRUNCATE, DROP COLUMN, UPDATE BEFORE and UPDATE AFTER while its
+examples send ``ins``/``upd``/``del``: the long names are read as the short ones and TRUNCATE is a
+TRUNCATE row; DROP COLUMN, UPDATE BEFORE and UPDATE AFTER have no documented layout and are
+rejected (INVALID_OP) rather than guessed.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spark_jobs.formats import errors
@@ -26,7 +37,12 @@ from spark_jobs.formats._plain_json import (
 from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
 from spark_jobs.formats.canonical import Decoded, RawMessage
 
-OPS = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE"}
+OPS = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE",
+       # Alibaba Cloud DTS's documented op names
+       "insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "truncate": "TRUNCATE"}
+# Oracle ROWID: extended (18 characters of Oracle's base64 alphabet) or restricted
+# (block.row.file in hex).
+_ORACLE_ROWID = re.compile(r"^(?:[A-Za-z0-9+/]{18}|[0-9A-Fa-f]{8}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})$")
 TIME_EXAMPLE = "2020-11-25T00:01:02"  # meta.time, meta.posttime: source time zone
 
 
@@ -38,8 +54,9 @@ class OmsSharePlexDecoder(JsonDecoder):
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
         meta = doc.get("meta")
-        return (isinstance(meta, dict) and isinstance(doc.get("data"), dict)
-                and str(meta.get("op", "")).lower() in OPS
+        op = str(meta.get("op", "")).lower() if isinstance(meta, dict) else ""
+        return (isinstance(meta, dict) and op in OPS
+                and (isinstance(doc.get("data"), dict) or op == "truncate")
                 and ("rowid" in meta or "table" in meta))
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
@@ -47,7 +64,10 @@ class OmsSharePlexDecoder(JsonDecoder):
         op_text = self.require(meta, "op", str, where="meta")
         op = OPS.get(op_text.strip().lower())
         if op is None:
-            raise self.fail(errors.INVALID_OP, f"'meta.op' {op_text!r} is not ins, upd or del")
+            raise self.fail(errors.INVALID_OP, f"'meta.op' {op_text!r} is not ins, upd, del "
+                                               "(INSERT, UPDATE, DELETE) or TRUNCATE")
+        if op == "TRUNCATE":
+            return Decoded(rows=[self._truncate_row(meta, message)])
         data = self.require(doc, "data", dict)
         key = doc.get("key")
         if key is not None and not isinstance(key, dict):
@@ -86,6 +106,19 @@ class OmsSharePlexDecoder(JsonDecoder):
             transaction_id=plain_text(meta.get("trans")),
         )])
 
+    def _truncate_row(self, meta: dict[str, Any], message: RawMessage) -> dict[str, Any]:
+        qualified = self.require(meta, "table", str, where="meta")
+        database, dot, table = qualified.partition(".")
+        if not dot:
+            database, table = "", qualified
+        return self.row(
+            message, op="TRUNCATE", database=database or None, table_name=table,
+            event_time=wall_clock_field(self, meta, "time", "meta.time", TIME_EXAMPLE),
+            produced_time=wall_clock_field(self, meta, "posttime", "meta.posttime", TIME_EXAMPLE),
+            source_sequence=sortable_sequence(meta.get("scn")),
+            transaction_id=plain_text(meta.get("trans")),
+        )
+
     def _rowid_key(self, meta: dict[str, Any], qualified: str) -> str | None:
         rowid = meta.get("rowid")
         if rowid is None or rowid == "":
@@ -94,9 +127,11 @@ class OmsSharePlexDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD, "'meta.rowid' must be a string")
         prefix = f"{qualified}-"
         if not rowid.startswith(prefix):
+            if _ORACLE_ROWID.match(rowid):  # Alibaba Cloud DTS: the source row's ROWID
+                return row_key_text([rowid])
             raise self.fail(errors.INVALID_FIELD,
-                            f"'meta.rowid' must start with '{prefix}' (meta.table followed by '-'), "
-                            f"got {rowid[:60]!r}")
+                            f"'meta.rowid' must start with '{prefix}' (meta.table followed by '-', "
+                            f"OMS) or be an Oracle ROWID (Alibaba Cloud DTS), got {rowid[:60]!r}")
         return row_key_text(list(split_key_text(rowid[len(prefix):])))
 
 

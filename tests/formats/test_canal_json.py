@@ -329,3 +329,55 @@ def test_query_entry_that_is_no_ddl_is_a_control_message() -> None:
     doc["sql"] = "alter table t add column w int"
     [row] = decoder.decode(RawMessage(value=json.dumps(doc).encode())).rows
     assert (row["op"], row["ddl"]) == ("DDL", "alter table t add column w int")
+
+
+def tencent(**overrides: object) -> dict:
+    """Tencent DTS Canal JSON, not-fully-compatible mode: HexString binary, UTC-offset
+    TIMESTAMP, empty sqlType, parameterless mysqlType."""
+    fields: dict[str, object] = {
+        "data": [{"id": "1", "name": "b", "ts": "2021-05-17 07:22:42 +00:00", "bin": "CAFE",
+                  "geo": "0101000000000000000000F03F0000000000000040"}],
+        "old": None, "type": "INSERT", "sqlType": None,
+        "mysqlType": {"id": "int", "name": "varchar", "ts": "timestamp", "bin": "varbinary",
+                      "geo": "geometry"}}
+    return canal(**{**fields, **overrides})
+
+
+def test_tencent_offset_timestamp_keeps_its_instant_whatever_the_zone() -> None:
+    for zone in ("UTC", "Asia/Shanghai"):
+        [row] = decode("canal_json", tencent(), source_timezone=zone)
+        assert row["after"]["ts"] == "2021-05-17T07:22:42Z"
+        assert row["column_types"]["ts"] == "TIMESTAMP"
+
+
+def test_tencent_hexstring_binary_needs_the_hex_option() -> None:
+    [row] = decode("canal_json", tencent(), binary_encoding="hex")
+    assert base64.b64decode(row["after"]["bin"]) == b"\xca\xfe"
+    assert base64.b64decode(row["after"]["geo"]) == bytes.fromhex(
+        "0101000000000000000000F03F0000000000000040")
+    assert row["column_types"]["geo"] == "BINARY" and row["warnings"] == []
+    [row] = decode("canal_json", tencent())  # Canal's ISO-8859-1 reading: the text's own bytes
+    assert base64.b64decode(row["after"]["bin"]) == b"CAFE"
+    assert row["column_types"]["geo"] == "STRING"
+
+
+def test_hex_option_reports_non_hex_binary_as_a_warning() -> None:
+    [row] = decode("canal_json", tencent(data=[{"id": "1", "bin": "xyz"}]), binary_encoding="hex")
+    assert row["after"]["bin"] == "xyz"
+    assert "not hex" in row["warnings"][0]
+
+
+def test_unknown_binary_encoding_is_refused() -> None:
+    with pytest.raises(ValueError, match="binary_encoding"):
+        get_decoder("canal_json", FormatOptions(binary_encoding="utf8"))
+
+
+@pytest.mark.parametrize("empty", [None, {}, ""])
+def test_empty_sql_type_is_no_type_information(empty: object) -> None:
+    [row] = decode("canal_json", tencent(sqlType=empty))
+    assert row["column_types"]["id"] == "LONG" and row["after"]["id"] == "1"
+
+
+def test_full_load_init_is_a_snapshot_row() -> None:
+    [row] = decode("canal_json", tencent(type="INIT"))
+    assert row["op"] == "SNAPSHOT" and row["after"]["id"] == "1"

@@ -37,3 +37,53 @@ def test_update_without_rowid_is_missing_key() -> None:
     with pytest.raises(DecodeError) as caught:
         OmsSharePlexDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
     assert caught.value.reason == errors.MISSING_KEY
+
+
+DTS_INS = {"meta": {"time": "2017-06-16T14:24:34", "userid": 84, "op": "ins",
+                    "scn": "14589063118712", "rowid": "AAATGpAAIAAItcIAAA",
+                    "table": "CL_BIZ1.MIO_LOG"},
+           "data": {"MIO_LOG_ID": "32539737"}}
+
+
+def _decode(doc: dict, **options: object) -> dict:
+    decoder = OmsSharePlexDecoder(FormatOptions(**options))  # type: ignore[arg-type]
+    return decoder.decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
+
+
+def test_alibaba_dts_oracle_rowid_identifies_the_row() -> None:
+    row = _decode(DTS_INS)
+    assert row["row_key"] == '["AAATGpAAIAAItcIAAA"]'
+    assert row["event_time"] == 1497623074 * 1_000_000  # meta.time is UTC for DTS
+
+
+def test_restricted_oracle_rowid_is_accepted_and_other_rowids_are_not() -> None:
+    doc = json.loads(json.dumps(DTS_INS))
+    doc["meta"]["rowid"] = "00000DD5.0000.0001"
+    assert _decode(doc)["row_key"] == '["00000DD5.0000.0001"]'
+    doc["meta"]["rowid"] = "OTHER.TABLE-1"
+    with pytest.raises(DecodeError) as caught:
+        _decode(doc)
+    assert caught.value.reason == errors.INVALID_FIELD
+
+
+@pytest.mark.parametrize(("op", "expected"), [("INSERT", "INSERT"), ("Delete", "DELETE")])
+def test_documented_long_op_names_are_read(op: str, expected: str) -> None:
+    doc = json.loads(json.dumps(DTS_INS))
+    doc["meta"]["op"] = op
+    assert _decode(doc)["op"] == expected
+
+
+def test_truncate_is_a_truncate_row_of_the_table() -> None:
+    doc = {"meta": {"time": "2017-06-16T14:24:34", "op": "TRUNCATE", "table": "CL_BIZ1.MIO_LOG"}}
+    assert detect(doc) is OmsSharePlexDecoder
+    row = _decode(doc)
+    assert (row["op"], row["database"], row["table_name"]) == ("TRUNCATE", "CL_BIZ1", "MIO_LOG")
+    assert row["before"] is None and row["after"] is None
+
+
+def test_undocumented_dts_ops_are_rejected() -> None:
+    doc = json.loads(json.dumps(DTS_INS))
+    doc["meta"]["op"] = "UPDATE BEFORE"
+    with pytest.raises(DecodeError) as caught:
+        _decode(doc)
+    assert caught.value.reason == errors.INVALID_OP

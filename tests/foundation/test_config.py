@@ -64,3 +64,22 @@ def test_flattened_debezium_topic_options(tmp_path: Path) -> None:
 def test_bad_flattened_options_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
+
+
+def test_binary_encoding_reaches_the_topic_and_its_decoder_options(tmp_path: Path) -> None:
+    from spark_jobs.normalize import topic_formats
+
+    config = _config(tmp_path, "topics:\n  - name: tencent.dts\n    format: canal_json\n"
+                               "    binary_encoding: hex\n")
+    assert config.topics[0].binary_encoding == "hex"
+    assert topic_formats(config)["tencent.dts"].options.binary_encoding == "hex"
+    assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].binary_encoding is None
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("format: canal_json\n    binary_encoding: utf8", "must be one of"),
+    ("format: debezium_json\n    binary_encoding: hex", "read by the Canal family"),
+])
+def test_bad_binary_encoding_is_refused(tmp_path: Path, entry: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
