@@ -20,13 +20,17 @@ without a source time take the Kafka timestamp as event time, so that both order
 
 With a schema, values are decoded by their Connect/Debezium logical type (Decimal is base64 of
 the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, Bits is the bit
-string little-endian, turned big-endian here as the database holds it, ...). Without one,
+string little-endian, turned big-endian here as the database holds it, ...); array elements
+with a logical type (PostgreSQL ``date[]``, ``numeric[]``) are decoded by the ``items`` schema the
+same way. Without one,
 values are kept as given (numbers exact), except a ``{"scale", "value"}`` struct, which is
 Debezium's VariableScaleDecimal (Oracle NUMBER, PostgreSQL NUMERIC) and is decoded exactly. Key
 columns: the config override, else the Kafka message key's fields, else ``tableChanges``
 primary-key names, else keyless. MongoDB connector events (documents as extended-JSON *text* in
 ``before``/``after``, updates as ``updateDescription`` or oplog ``patch``/``filter``) are keyed
-by ``_id``; see ``_mongo_row``.
+by ``_id``; see ``_mongo_row``. Vitess sends ``"db": ""`` and the keyspace (its database) in
+``source.keyspace``, its position in ``vgtid``; Spanner names the transaction in
+``server_transaction_id``.
 Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
 followed here (``before`` = row before the change).
 """
@@ -106,7 +110,8 @@ _SNAPSHOT_FLAGS = frozenset({"true", "first", "first_in_data_collection", "last"
 _MAX_EPOCH_MICROS = 253_402_300_799_999_999
 _FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "table", "collection",
                 "sequence", "server_id", "gtid", "file", "pos", "row", "thread", "query", "txId",
-                "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no"}
+                "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no",
+                "keyspace", "shard", "vgtid"}
 
 
 def unwrap(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
@@ -320,7 +325,7 @@ class DebeziumJsonDecoder(JsonDecoder):
                    specs: dict[str, dict[str, Any]], envelope: dict[str, Any],
                    source: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         """The change row of one decoded change: keys from the message, times from the envelope."""
-        database, schema_name = _text(source.get("db")), _text(source.get("schema"))
+        database, schema_name = _database(source), _text(source.get("schema"))
         table = _text(source.get("table") or source.get("collection"))
         types = {column: logical for column, spec in specs.items() if (logical := connect_logical_type(spec))}
         keys, key_values = self._keys(message, envelope, database, table, warnings)
@@ -566,7 +571,7 @@ class DebeziumJsonDecoder(JsonDecoder):
             # the change is then only in tableChanges.
             raise self.fail(errors.MISSING_FIELD, "'ddl' must be the statement text on a schema change "
                                                   "(or null with 'tableChanges')")
-        database = _text(payload.get("databaseName")) or _text(source.get("db"))
+        database = _text(payload.get("databaseName")) or _database(source)
         schema_name = _text(payload.get("schemaName")) or _text(source.get("schema"))
         changes = _table_changes(payload.get("tableChanges")) or [{}]
         rows = []
@@ -638,6 +643,8 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
             raise ConversionWarning(f"not JSON: {str(value)[:40]!r}") from None
     if name == "io.debezium.data.Bits":
         return _bits_text(value)
+    if kind == "array" and isinstance(value, list) and _has_logical_items(spec):
+        return dumps_compact([_array_element(v, spec["items"]) for v in value])
     if kind == "bytes":
         if isinstance(value, str):
             return base64_normalised(value)
@@ -647,6 +654,34 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
     if kind in ("int8", "int16", "int32", "int64"):
         return integer_text(value)
     return text_of(value)
+
+
+def _has_logical_items(spec: dict[str, Any]) -> bool:
+    """An array whose elements have a logical type (PostgreSQL ``date[]``, ``numeric(5,2)[]``,
+    ``timestamptz[]``, ``json[]``, ...): Debezium encodes each element as it encodes a column of
+    that type (days, unscaled bytes, ...), so each is decoded by the ``items`` schema."""
+    items = spec.get("items")
+    return isinstance(items, dict) and bool(items.get("name"))
+
+
+_NUMBER_TYPES = ("LONG", "DOUBLE", "DECIMAL")
+
+
+def _array_element(value: Any, items: dict[str, Any]) -> Any:
+    """One decoded array element as a JSON value: numbers (decimals exact) stay numbers, JSON
+    documents stay documents, everything else (dates, times, timestamps, UUIDs) is its canonical
+    text. A value that is no number where one is expected (``NaN``) stays text."""
+    text = value_text(value, items)
+    if text is None:
+        return None
+    logical = connect_logical_type(items) or ""
+    if logical.startswith(_NUMBER_TYPES) and re.fullmatch(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text):
+        return JsonNumber(text)
+    if logical == "BOOLEAN" and text in ("true", "false"):
+        return text == "true"
+    if logical == "JSON":
+        return loads_exact(text)
+    return text
 
 
 def _is_time_text(value: Any) -> bool:
@@ -825,6 +860,14 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _database(source: dict[str, Any]) -> str | None:
+    """``source.db``; the Vitess connector sends ``"db": ""`` and names the database (the
+    keyspace) in ``source.keyspace``."""
+    if source.get("db") in (None, "") and source.get("keyspace") not in (None, ""):
+        return _text(source["keyspace"])
+    return _text(source.get("db"))
+
+
 def _row_op(code: str, snapshot: Any, connector: Any) -> str:
     """The canonical op of a change's ``op`` code. The MySQL connector (0.x sources name no
     connector) sent its snapshot rows as creates until 1.4 (and later with
@@ -926,8 +969,9 @@ def _id_parts(table_id: Any) -> list[str]:
 
 
 def _position(source: dict[str, Any]) -> str | None:
-    """Binlog file:pos (MySQL), LSN (PostgreSQL, SQL Server, Db2), SCN (Oracle) or TiCDC's
-    ``commit_ts`` (the TiDB commit TSO, which TiCDC adds to the MySQL source block).
+    """Binlog file:pos (MySQL), LSN (PostgreSQL, SQL Server, Db2, Informix), SCN (Oracle),
+    TiCDC's ``commit_ts`` (the TiDB commit TSO, which TiCDC adds to the MySQL source block) or
+    Vitess's ``vgtid`` (JSON text: the GTID position of every shard of the keyspace).
 
     Flink CDC's MySQL snapshot rows carry ``"file": ""`` and ``"pos": 0``: no position at all."""
     if source.get("file") not in (None, "") and source.get("pos") is not None:
@@ -938,7 +982,7 @@ def _position(source: dict[str, Any]) -> str | None:
             return f"{int(str(source['ts_ms'])) // 1000}:{int(str(source['ord']))}"
         except ValueError:
             pass
-    for name in ("lsn", "change_lsn", "scn", "commit_lsn", "commit_scn", "commit_ts"):
+    for name in ("lsn", "change_lsn", "scn", "commit_lsn", "commit_scn", "commit_ts", "vgtid"):
         if source.get(name) is not None:
             return str(source[name])
     return None
@@ -968,8 +1012,9 @@ def _transaction_id(payload: dict[str, Any], source: dict[str, Any]) -> str | No
     transaction = payload.get("transaction")
     if isinstance(transaction, dict) and transaction.get("id") is not None:
         return str(transaction["id"])
-    # SQL Server and Db2: every change of a transaction carries its commit LSN.
-    for name in ("txId", "gtid", "xid", "commit_ts", "commit_lsn"):
+    # SQL Server and Db2: every change of a transaction carries its commit LSN. Spanner names
+    # the transaction in ``server_transaction_id``.
+    for name in ("txId", "gtid", "xid", "server_transaction_id", "commit_ts", "commit_lsn"):
         if source.get(name) is not None:
             return str(source[name])
     return None

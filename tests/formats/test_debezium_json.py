@@ -501,3 +501,43 @@ def test_source_table_that_is_no_qualified_name_is_a_clear_error() -> None:
     with pytest.raises(DecodeError) as info:
         DebeziumJsonDecoder(FormatOptions(source_table="products")).decode(message(payload))
     assert info.value.reason == errors.INVALID_FIELD and "database.table" in str(info.value)
+
+
+def test_vitess_database_is_the_keyspace_and_position_the_vgtid() -> None:
+    vgtid = '[{"keyspace":"commerce","shard":"-80","gtid":"MySQL56/abc:1-5"}]'
+    source = {"connector": "vitess", "db": "", "keyspace": "commerce", "shard": "-80",
+              "table": "customers", "ts_ms": 1000, "vgtid": vgtid}
+    row = DebeziumJsonDecoder().decode(message(
+        {"op": "c", "before": None, "after": {"id": 1}, "source": source}, key={"id": 1})).rows[0]
+    assert (row["database"], row["table_name"], row["source_position"]) == ("commerce", "customers", vgtid)
+
+
+def test_spanner_transaction_is_the_server_transaction_id() -> None:
+    source = {"connector": "spanner", "db": "database", "table": "Users", "ts_ms": 1000,
+              "sequence": "1", "server_transaction_id": "tx-7", "snapshot": "false"}
+    row = DebeziumJsonDecoder().decode(message(
+        {"op": "c", "before": None, "after": {"id": 1}, "source": source}, key={"id": 1})).rows[0]
+    assert (row["database"], row["transaction_id"], row["op"]) == ("database", "tx-7", "INSERT")
+
+
+@pytest.mark.parametrize(("items", "raw", "expected"), [
+    ({"type": "int32", "name": "io.debezium.time.Date"}, "[18000,null,-1]",
+     '["2019-04-14",null,"1969-12-31"]'),
+    ({"type": "bytes", "name": DECIMAL, "parameters": {"scale": "2"}}, '["AJY=","/2o="]', "[1.50,-1.50]"),
+    ({"type": "struct", "name": "io.debezium.data.VariableScaleDecimal"},
+     '[{"scale":3,"value":"MDk="}]', "[12.345]"),
+    ({"type": "string", "name": "io.debezium.data.Json"}, '["{\\"a\\": 1}"]', '[{"a":1}]'),
+    ({"type": "string", "name": "io.debezium.time.ZonedTimestamp"}, '["2020-01-01T00:00:00+01:00"]',
+     '["2019-12-31T23:00:00Z"]'),
+    ({"type": "string"}, '["a",null]', '["a",null]'),  # no logical type: as given
+])
+def test_array_elements_are_decoded_by_their_items_schema(items: dict, raw: str, expected: str) -> None:
+    assert value_text(loads_exact(raw), {"type": "array", "items": items}) == expected
+
+
+def test_array_element_that_cannot_convert_fails_the_whole_value() -> None:
+    spec = {"type": "array", "items": {"type": "string", "name": "io.debezium.time.ZonedTimestamp"}}
+    from spark_jobs.formats.values import ConversionWarning
+
+    with pytest.raises(ConversionWarning):
+        value_text(loads_exact('["infinity"]'), spec)
