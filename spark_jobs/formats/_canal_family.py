@@ -82,6 +82,9 @@ BINARY_HEX = "hex"  # Tencent Cloud DTS Canal JSON, "not fully compatible" mode 
 BINARY_ENCODINGS = (BINARY_LATIN1, BINARY_BYTE_LIST, BINARY_BASE64, BINARY_HEX)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# An epoch number of at most 11 digits (below 10^11): seconds, were it milliseconds it would be
+# before March 1973.
+_SECONDS_RANGE = re.compile(r"[1-9]\d{0,10}(?:\.\d+)?")
 _UTC_NAMES = frozenset({"UTC", "Z", "Etc/UTC"})  # the names ``values.zone`` reads as UTC
 _EPOCH_SECONDS = re.compile(r"^\s*\d{1,12}(\.\d+)?\s*$")
 _BYTE_LIST = re.compile(r"^\s*\[\s*(-?\d{1,3}\s*(,\s*-?\d{1,3}\s*)*)?\]\s*$")
@@ -572,13 +575,16 @@ class CanalFamilyDecoder(JsonDecoder):
         """Epoch milliseconds -> micros; 0 is "not set" (None), as Debezium's 0 times are.
 
         TiCDC before v6.1 wrote ``"ts": 0`` on every canal-json message: read as a time it is
-        1970, 52 years before the change, and fails the changelog's time gates."""
+        1970, 52 years before the change, and fails the changelog's time gates. Tencent Cloud's
+        CKafka connector writes ``es``/``ts`` in seconds (``1655812326``): a value below 10^11
+        (as milliseconds, a time before March 1973) is read as seconds."""
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, JsonNumber | str | int):
             raise self.fail(errors.INVALID_FIELD, f"'{name}' must be epoch milliseconds")
         try:
-            return micros_from_epoch(value, "ms") or None
+            unit = "s" if _SECONDS_RANGE.fullmatch(str(value).strip()) else "ms"
+            return micros_from_epoch(value, unit) or None
         except ConversionWarning:
             raise self.fail(errors.INVALID_FIELD,
                             f"'{name}' must be epoch milliseconds, got {str(value)[:40]!r}"

@@ -307,6 +307,15 @@ def test_zero_epoch_times_are_unset_not_1970() -> None:
     assert (row["event_time"], row["produced_time"]) == (None, None)
 
 
+def test_epoch_seconds_are_read_as_seconds() -> None:
+    # Tencent Cloud's CKafka connector writes es/ts in seconds; as milliseconds 1655812326 would
+    # be 1970-01-20. Thirteen-digit values stay milliseconds.
+    [row] = decode("canal_json", canal(es=1655812326, ts="1655812326.5"))
+    assert (row["event_time"], row["produced_time"]) == (1655812326000000, 1655812326500000)
+    [row] = decode("canal_json", canal(es=99_999_999_999, ts=100_000_000_000))
+    assert (row["event_time"], row["produced_time"]) == (99_999_999_999_000_000, 100_000_000_000_000)
+
+
 def test_statement_only_dml_is_rejected_with_the_reason() -> None:
     # Canal on a statement-based binlog (fixture wild_canal_statement_binlog_update): the DML
     # comes as its SQL text with "data": null; no row can be applied.
