@@ -57,6 +57,7 @@ def topic_formats(config: object) -> dict[str, TopicFormat]:
             max_value_bytes=config.max_value_bytes,  # type: ignore[attr-defined]
             flattened=topic.flattened, source_table=topic.source_table,
             binary_encoding=topic.binary_encoding,
+            update_images_swapped=topic.update_images_swapped,
         ))
     return formats
 

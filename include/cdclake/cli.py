@@ -26,7 +26,8 @@ def _decode(args: argparse.Namespace) -> int:
 
     return run_decode(args.files, args.format, args.key_file, args.schema_file, args.timezone,
                       sys.stdout, sys.stderr, whole_file=args.whole_file, flattened=args.flattened,
-                      source_table=args.source_table, binary_encoding=args.binary_encoding)
+                      source_table=args.source_table, binary_encoding=args.binary_encoding,
+                      update_images_swapped=args.update_images_swapped)
 
 
 def _kafka(args: argparse.Namespace) -> int:
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--binary-encoding", choices=["latin1", "hex", "base64", "byte_list"],
                    help="Canal family: how binary columns travel, when not the format's own "
                         "(hex: Tencent Cloud DTS Canal JSON, not-fully-compatible mode)")
+    p.add_argument("--update-images-swapped", action="store_true",
+                   help="Canal family: UPDATE 'data' is the before image and 'old' the after "
+                        "image (Alibaba Cloud DTS Canal Json, instances created before 2022-03-20)")
     p.add_argument("--whole-file", action="store_true",
                    help="each FILE is one message (pretty-printed JSON) instead of JSON lines")
     p.add_argument("files", nargs="+", metavar="FILE")

@@ -42,9 +42,13 @@ class TopicConfig:
     # Canal family only: how binary columns travel when it is not the format's own encoding
     # ("hex" for Tencent Cloud DTS Canal JSON in its not-fully-compatible mode).
     binary_encoding: str | None = None
+    # Canal family only: UPDATE ``data`` is the before image and ``old`` the after image (Alibaba
+    # Cloud DTS Canal Json from instances created before 2022-03-20).
+    update_images_swapped: bool = False
 
 
-# Formats whose decoder reads ``binary_encoding`` (the Canal family), and its values.
+# Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
+# family), and the encodings.
 BINARY_ENCODING_FORMATS = ("auto", "canal_json", "cloudcanal_json", "drs_json", "drs_json_c",
                            "oms_canal")
 BINARY_ENCODINGS = ("latin1", "hex", "base64", "byte_list")
@@ -200,6 +204,10 @@ def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:
 def _topic(raw: dict[str, Any]) -> TopicConfig:
     if "name" not in raw:
         raise ConfigError(f"every entry under 'topics' needs a 'name': {raw!r}")
+    unknown = sorted(set(raw) - set(TopicConfig.__dataclass_fields__))
+    if unknown:  # a misspelt option would otherwise be ignored silently
+        raise ConfigError(f"topic {raw['name']!r}: unknown key(s) {unknown}; known: "
+                          f"{sorted(TopicConfig.__dataclass_fields__)}")
     keys = {str(t): tuple(cols) for t, cols in (raw.get("primary_keys") or {}).items()}
     topic = TopicConfig(
         name=str(raw["name"]),
@@ -212,9 +220,14 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         source_table=None if raw.get("source_table") is None else str(raw["source_table"]),
         binary_encoding=(None if raw.get("binary_encoding") is None
                          else str(raw["binary_encoding"])),
+        update_images_swapped=_boolean(raw.get("update_images_swapped", False),
+                                       f"topic {raw['name']!r}: 'update_images_swapped'"),
     )
     _check_flattened(topic)
     _check_binary_encoding(topic)
+    if topic.update_images_swapped and topic.format not in BINARY_ENCODING_FORMATS:
+        raise ConfigError(f"topic {topic.name!r}: 'update_images_swapped' is read by the Canal "
+                          f"family ({', '.join(BINARY_ENCODING_FORMATS)}), not by {topic.format!r}")
     return topic
 
 

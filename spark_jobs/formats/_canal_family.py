@@ -13,6 +13,10 @@ decoder can absorb, so each format module only states what is its own:
   byte list ``"[106, 103]"``, OMS as base64 (:attr:`CanalFamilyDecoder.binary_encoding`), Tencent
   Cloud DTS's "not fully compatible" Canal JSON as a HexString. Hex and ISO-8859-1 text cannot be
   told apart (``"cafe"`` is both), so a topic states it: ``FormatOptions.binary_encoding``.
+- which image is which on UPDATE: ``data`` is the after image everywhere except Alibaba Cloud DTS
+  Canal Json from instances created before 2022-03-20 (``data`` before, ``old`` after, both whole
+  rows). Nothing in the message says so (DRS also sends whole ``old`` rows, as the before image),
+  so such a topic states it: ``FormatOptions.update_images_swapped``.
 - how a MySQL TIMESTAMP (an instant) travels: epoch seconds ``"1624614713.201"`` (DRS JSON, OMS),
   zone-less text in the source's zone (Canal, DRS JSON-C) or text with an explicit offset
   (Tencent DTS: ``"2021-05-17 07:22:42 +00:00"``, kept as that exact instant whatever the
@@ -25,7 +29,7 @@ same observations; the precedence is documented in each format's class docstring
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import InvalidOperation
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -371,6 +375,10 @@ class CanalFamilyDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_OP,
                             f"'{f.kind_field}' must be INSERT, UPDATE, DELETE, a DDL type or a "
                             f"control type, got {f.kind!r}")
+        if op == "UPDATE" and self.options.update_images_swapped:
+            # Alibaba Cloud DTS Canal Json of instances created before 2022-03-20: ``data`` is
+            # the before image and ``old`` the after image, both whole rows.
+            f = replace(f, data=f.old, old=f.data)
         common = self._common(f)
         if op == "DDL" and f.table == "":
             # A database-level statement (CREATE/DROP DATABASE): Canal and TiCDC send

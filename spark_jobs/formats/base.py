@@ -41,6 +41,9 @@ class FormatOptions:
     # DTS Canal JSON in its "not fully compatible" mode (HexString); also "latin1", "base64",
     # "byte_list". None = the format's documented encoding.
     binary_encoding: str | None = None
+    # Canal family: UPDATE ``data`` is the before image and ``old`` the after image (Alibaba Cloud
+    # DTS Canal Json from instances created before 2022-03-20; the message cannot show it).
+    update_images_swapped: bool = False
 
 
 class Decoder:

@@ -29,7 +29,7 @@ database-level DDL (Canal and TiCDC send ``"table": ""``) names no table. A row 
 Cloud DTS "Canal JSON" (fixtures ``aliyun_dts_*``, ``tencent_dts_*``): Alibaba Cloud DTS sends
 ``"type": "DDL"`` and ``INIT`` (full load), and instances created before 2022-03-20 put a DELETE's
 row in ``old`` (read here) and swap ``data``/``old`` on UPDATE (not detectable: such a topic
-decodes with its images swapped). Tencent Cloud DTS's not-fully-compatible mode sends binary and
+sets ``FormatOptions.update_images_swapped``). Tencent Cloud DTS's not-fully-compatible mode sends binary and
 geometry as HexString (``FormatOptions.binary_encoding = "hex"``: hex is also valid ISO-8859-1
 text), TIMESTAMP as UTC text with an offset (``"2021-05-17 07:22:42 +00:00"``: that instant,
 whatever ``source_timezone``), ``sqlType`` empty (null, ``{}`` or ``""``), ``es`` in whole seconds.

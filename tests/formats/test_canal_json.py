@@ -390,3 +390,18 @@ def test_empty_sql_type_is_no_type_information(empty: object) -> None:
 def test_full_load_init_is_a_snapshot_row() -> None:
     [row] = decode("canal_json", tencent(type="INIT"))
     assert row["op"] == "SNAPSHOT" and row["after"]["id"] == "1"
+
+
+def test_update_images_swapped_reads_legacy_alibaba_dts_updates() -> None:
+    # Alibaba Cloud DTS Canal Json, instances created before 2022-03-20: UPDATE "data" is the
+    # before image and "old" the after image, both whole rows; DELETE rows come in "old".
+    legacy = canal(data=[{"id": "1", "name": "a", "ts": "2024-01-01 08:00:00", "bin": "AB"}],
+                   old=[{"id": "1", "name": "b", "ts": "2024-01-01 09:00:00", "bin": "AB"}])
+    [row] = decode("canal_json", legacy, update_images_swapped=True)
+    assert row["before"]["name"] == "a" and row["after"]["name"] == "b"
+    assert row["after"]["ts"] == "2024-01-01T09:00:00Z" and row["after_is_full"]
+    [unswapped] = decode("canal_json", legacy)
+    assert unswapped["before"]["name"] == "b" and unswapped["after"]["name"] == "a"
+    deleted = canal(type="DELETE", data=None, old=[{"id": "7", "name": "z", "ts": None, "bin": None}])
+    [row] = decode("canal_json", deleted, update_images_swapped=True)
+    assert (row["op"], row["row_key"], row["before"]["name"]) == ("DELETE", '["7"]', "z")

@@ -76,10 +76,22 @@ def test_binary_encoding_reaches_the_topic_and_its_decoder_options(tmp_path: Pat
     assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].binary_encoding is None
 
 
+def test_update_images_swapped_reaches_the_decoder_options(tmp_path: Path) -> None:
+    from spark_jobs.normalize import topic_formats
+
+    config = _config(tmp_path, "topics:\n  - name: aliyun.dts.legacy\n    format: canal_json\n"
+                               "    update_images_swapped: true\n")
+    assert topic_formats(config)["aliyun.dts.legacy"].options.update_images_swapped is True
+    assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].update_images_swapped is False
+
+
 @pytest.mark.parametrize(("entry", "reason"), [
     ("format: canal_json\n    binary_encoding: utf8", "must be one of"),
     ("format: debezium_json\n    binary_encoding: hex", "read by the Canal family"),
+    ("format: debezium_json\n    update_images_swapped: true", "read by the Canal family"),
+    ("format: canal_json\n    update_images_swapped: 1", "must be true or false"),
+    ("format: canal_json\n    update_image_swapped: true", r"unknown key\(s\) \['update_image_swapped'\]"),
 ])
-def test_bad_binary_encoding_is_refused(tmp_path: Path, entry: str, reason: str) -> None:
+def test_bad_canal_family_options_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
