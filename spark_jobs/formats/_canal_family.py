@@ -763,6 +763,9 @@ class DrsEvidence:
     drs: bool      # a shape only DRS emits (INIT/INIT_DDL/DDL types, byte-list binary, epoch
                    # TIMESTAMP, DELETE row in old)
     json_c: bool   # a shape of JSON-C rather than DRS JSON (text TIMESTAMP, DELETE row in data)
+    not_drs: bool = False  # a binary value that is no byte list: DRS (JSON and JSON-C) sends every
+                           # binary value as one; Canal-compatible senders that share DRS's INIT
+                           # and DDL types (Alibaba Cloud DTS) send ISO-8859-1 text
 
 
 def drs_evidence(doc: dict[str, Any]) -> DrsEvidence:
@@ -770,7 +773,7 @@ def drs_evidence(doc: dict[str, Any]) -> DrsEvidence:
     type_names = doc.get("mysqlType") if isinstance(doc.get("mysqlType"), dict) else {}
     sql_types = doc.get("sqlType") if isinstance(doc.get("sqlType"), dict) else {}
     drs = kind in ("INIT", "INIT_DDL", "DDL")  # Canal names DDL by kind (CREATE, ALTER, ...)
-    json_c = False
+    json_c = not_drs = False
     data, old = _rows(doc, "data"), _rows(doc, "old")
     if kind == "DELETE":
         if old and not data:
@@ -782,13 +785,16 @@ def drs_evidence(doc: dict[str, Any]) -> DrsEvidence:
             if not isinstance(value, str):
                 continue
             logical = column_logical_type(type_names.get(column), sql_types.get(column))
-            if logical == "BINARY" and _BYTE_LIST.match(value):
-                drs = True
+            if logical == "BINARY":
+                if _BYTE_LIST.match(value):
+                    drs = True
+                else:
+                    not_drs = True
             name = type_names.get(column)
             if isinstance(name, str) and name.strip().lower().startswith("timestamp"):
                 if _EPOCH_SECONDS.match(value):
                     drs = True
                 elif _WALL_CLOCK.match(value):
                     json_c = True
-    return DrsEvidence(drs=drs, json_c=json_c)
+    return DrsEvidence(drs=drs and not not_drs, json_c=json_c, not_drs=not_drs)
 

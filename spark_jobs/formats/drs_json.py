@@ -18,7 +18,9 @@ never Canal-shaped here): a Canal-shaped message with ``id``, only string values
 shape only DRS emits and no JSON-C shape. DRS-only shapes: type INIT, INIT_DDL or DDL (Canal
 names DDL by kind: CREATE, ALTER, ...), a byte-list value in a binary column, an epoch-second
 value in a ``timestamp`` column, a DELETE with rows in ``old`` and none in ``data``. JSON-C
-shapes: a text value in a ``timestamp`` column, a DELETE with rows in ``data``.
+shapes: a text value in a ``timestamp`` column, a DELETE with rows in ``data``. A binary value
+that is no byte list rules DRS out (Alibaba Cloud DTS Canal Json also sends INIT and DDL types,
+with Canal's ISO-8859-1 binary text).
 """
 
 from __future__ import annotations

@@ -46,7 +46,14 @@ def detected(doc: dict) -> str | None:
 @pytest.mark.parametrize(("doc", "expected"), [
     (canal(), "canal_json"),
     # DRS-only shapes
-    (canal(type="INIT", old=None), "drs_json_c"),  # INIT with a text TIMESTAMP: JSON-C
+    (canal(type="INIT", old=None,  # INIT with a text TIMESTAMP: JSON-C
+           data=[{"id": "1", "name": "b", "ts": "2024-01-01 08:00:00", "bin": "[65, 66]"}]),
+     "drs_json_c"),
+    # ... unless a binary value is no byte list: DRS sends none such; Alibaba Cloud DTS Canal
+    # Json shares INIT and DDL with DRS but sends binary as Canal does
+    (canal(type="INIT", old=None), "canal_json"),
+    (canal(type="INIT", old=None, data=[{"id": "1", "name": "b", "ts": None, "bin": "AB"}]),
+     "canal_json"),
     (canal(type="INIT", old=None, data=[{"id": "1", "name": "b", "ts": None, "bin": None}]),
      "drs_json"),
     (canal(type="DDL", data=None, old=None, sql="ALTER TABLE t ADD c int"), "drs_json"),
