@@ -11,12 +11,16 @@ holds their values, both joined by U+0001. The key is taken from the image when 
 column, else from ``record_primary_value`` (the manual's examples carry key columns that are not in
 the images), so a row is identified either way.
 
+MySQL ``BIT(n)`` is base64 bytes; OMS drops high-order zero bytes in incremental records only,
+so a width in ``schemaType`` pads the value to ceil(n/8) bytes (a bare ``BIT`` cannot be).
+
 ``db`` is ``{tenant}.{database}`` for OceanBase dbTypes: ``database`` is the part after the tenant
 and the tenant goes to ``schema_name`` (OMS has no other use for it).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -73,6 +77,26 @@ def _binary_text(value: Any) -> str:
     if not isinstance(value, str):
         raise ConversionWarning(f"not base64 text: {value!r}")
     return base64_normalised(value)
+
+
+def bit_text(value: Any, bits: int) -> str:
+    """MySQL BIT(n) bytes (base64) -> canonical base64 of its ceil(n/8) bytes, most significant
+    first. OMS drops the high-order zero bytes of a BIT value in incremental records but not in
+    full-load ones, so ``AAc=`` and ``Bw==`` are the same BIT(16) value; padding to the declared
+    width gives both one canonical text (and the same text as other formats give)."""
+    if not isinstance(value, str):
+        raise ConversionWarning(f"not base64 text: {value!r}")
+    data = base64.b64decode(base64_normalised(value))
+    width = (bits + 7) // 8
+    if len(data) > width and data[: len(data) - width].strip(b"\0"):
+        raise ConversionWarning(f"{len(data)} bytes do not fit BIT({bits})")
+    return base64.b64encode(data[-width:].rjust(width, b"\0")).decode("ascii")
+
+
+def bit_width(type_name: str) -> int | None:
+    """``BIT(16)`` -> 16; a bare ``BIT`` (OMS's __light_type names no width) -> None."""
+    match = re.fullmatch(r"\s*BIT\s*\(\s*(\d+)\s*\)\s*", str(type_name), re.IGNORECASE)
+    return int(match[1]) if match and 1 <= int(match[1]) <= 64 else None
 
 
 _TIME = re.compile(r"-?\d{1,3}:\d{2}:\d{2}(?:\.\d{1,9})?")
@@ -200,6 +224,9 @@ def light_type(schema_type: str, db_type: str | None) -> tuple[str, Any]:
         return "DECIMAL", _number_text
     if name in _DOUBLE_TYPES:
         return "DOUBLE", _number_text
+    width = bit_width(schema_type) if name == "BIT" else None
+    if width is not None:
+        return "BINARY", lambda value, _bits=width: bit_text(value, _bits)
     if name in _BINARY_TYPES:
         return "BINARY", _binary_text
     if name in _ZONED_TYPES:
@@ -248,8 +275,9 @@ class OmsDefaultDecoderBase(JsonDecoder):
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
-        return (isinstance(doc.get("allMetaData"), dict) and isinstance(doc.get("recordType"), str)
-                and ("prevStruct" in doc or "postStruct" in doc))
+        # A HEARTBEAT carries neither image (not even as null), so the two field names that every
+        # OMS Default record has are the signature.
+        return isinstance(doc.get("allMetaData"), dict) and isinstance(doc.get("recordType"), str)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         meta = self.require(doc, "allMetaData", dict)
@@ -271,7 +299,9 @@ class OmsDefaultDecoderBase(JsonDecoder):
             "event_time": self._event_time(meta),
             "source_sequence": sortable_sequence(meta.get("storeDataSequence")),
             "source_position": plain_text(meta.get("checkpoint")),
-            "transaction_id": plain_text(meta.get("uniqueId")),
+            # uniqueId: the transaction identifier passed down by the Store (incremental only);
+            # later OMS releases also send transId.
+            "transaction_id": plain_text(meta.get("uniqueId")) or plain_text(meta.get("transId")),
         }
         if op == "DDL":
             image = post if post is not None else prev

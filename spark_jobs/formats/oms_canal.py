@@ -6,7 +6,8 @@ TIMESTAMP as epoch seconds ``"1606233662.012345"``, datetime as wall clock. ``da
 row; ``old`` only the changed columns of an UPDATE; ``database`` has no tenant prefix. There is no
 ``id``, so no source sequence: order comes from ``es`` and Kafka coordinates. OMS type names
 outside MySQL's (``int64``) fall back to ``sqlType``; a ``bigint`` value beyond int64 widens the
-column type to DECIMAL(20,0) rather than lose digits.
+column type to DECIMAL(20,0) rather than lose digits. ``bit`` is BINARY (OMS renders BIT as
+base64 bytes), not Canal's number.
 
 Auto-detection precedence (priority 50: after ``drs_json``/``drs_json_c`` 44/45, which require
 ``id`` and string values, and before ``canal_json`` 55): a Canal-shaped message whose rows hold a
@@ -15,11 +16,13 @@ typed (non-string) value, or that has no ``id`` (Canal, DRS and TiCDC always sen
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spark_jobs.formats._canal_family import (
     BINARY_BASE64,
     CanalFamilyDecoder,
+    CanalFields,
     has_typed_values,
     is_canal_shaped,
 )
@@ -36,6 +39,17 @@ class OmsCanalDecoder(CanalFamilyDecoder):
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
         return is_canal_shaped(doc) and ("id" not in doc or has_typed_values(doc))
+
+    def _column_types(self, f: CanalFields) -> dict[str, str]:
+        """Canal's rule (``bit(n)`` is a number) does not hold for OMS: its type table renders
+        MySQL BIT as Bytes, base64 like BLOB, so a ``bit``/``bit(n)`` column is BINARY here.
+        ``bit(1)`` keeps the family's BOOLEAN (a JSON true/false is what a flag arrives as)."""
+        types = super()._column_types(f)
+        for column, name in f.type_names.items():
+            if isinstance(name, str) and re.match(r"\s*bit\b(?!\s*\(\s*1\s*\))", name,
+                                                  re.IGNORECASE):
+                types[str(column)] = "BINARY"
+        return types
 
 
 DECODER = OmsCanalDecoder

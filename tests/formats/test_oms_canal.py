@@ -17,3 +17,16 @@ def test_typed_numbers_keep_every_digit_and_unsigned_bigint_widens() -> None:
     assert row["column_types"]["k"] == "DECIMAL(20,0)"
     assert row["row_key"] == '["18446744073709551615"]'
     assert row["source_sequence"] is None
+
+
+def test_bit_columns_are_base64_bytes_not_numbers() -> None:
+    import json
+
+    from spark_jobs.formats.oms_canal import OmsCanalDecoder
+
+    doc = {"database": "d", "sqlType": {"id": 4, "f": -7}, "data": [{"id": 1, "f": "Bw=="}],
+           "pkNames": ["id"], "old": None, "mysqlType": {"id": "int", "f": "bit(8)"},
+           "type": "INSERT", "table": "t", "es": 1609344671000, "isDdl": False, "ts": 1, "sql": ""}
+    row = OmsCanalDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
+    assert row["column_types"]["f"] == "BINARY" and row["after"]["f"] == "Bw=="
+    assert row["warnings"] == []

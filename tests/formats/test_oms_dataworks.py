@@ -35,3 +35,10 @@ def test_signature() -> None:
 
 def test_early_years_are_zero_padded() -> None:
     assert zoned_instant_text("0900-01-01 08:00:00 +08:00", "UTC") == "0900-01-01T00:00:00Z"
+
+
+def test_bit_with_width_is_padded_like_the_default_format() -> None:
+    from spark_jobs.formats.oms_dataworks import value_rule
+
+    convert, logical = value_rule("bit(16)", "Bw==", "UTC")
+    assert (convert("Bw=="), logical) == ("AAc=", "BINARY")

@@ -72,3 +72,19 @@ def test_unknown_record_type_is_invalid_op() -> None:
     with pytest.raises(DecodeError) as caught:
         _decode(_message(recordType="MERGE"))
     assert caught.value.reason == errors.INVALID_OP
+
+
+def test_heartbeat_without_images_is_detected_and_is_a_control() -> None:
+    doc = {"allMetaData": {"checkpoint": "1730419200", "dbType": "OB_MYSQL"},
+           "recordType": "HEARTBEAT"}
+    assert detect(doc) is OmsDefaultDecoder
+    decoded = OmsDefaultDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+    assert decoded.rows == [] and decoded.control == "HEARTBEAT"
+
+
+def test_trans_id_is_the_transaction_when_unique_id_is_absent() -> None:
+    meta = {"record_primary_key": "c", "record_primary_value": "1", "dbType": "OB_MYSQL",
+            "db": "t.d", "table_name": "t", "transId": "tx-1", "storeDataSequence": "17304192010003"}
+    row = _decode(_message(allMetaData=meta))[0]
+    assert row["transaction_id"] == "tx-1"
+    assert row["source_sequence"] is not None and row["source_sequence"].endswith("17304192010003")

@@ -50,3 +50,12 @@ def test_early_years_are_zero_padded_and_overflow_is_a_warning() -> None:
     assert zoned_text("0900-01-01 08:00:00 +08:00") == "0900-01-01T00:00:00Z"
     with pytest.raises(ConversionWarning):
         zoned_text("0001-01-01 00:00:00 +08:00")  # before year 1 in UTC
+
+
+def test_bit_with_width_is_padded_to_its_bytes() -> None:
+    from spark_jobs.formats._oms import bit_text, bit_width, light_type
+
+    assert bit_width("BIT(16)") == 16 and bit_width("BIT") is None
+    assert bit_text("Bw==", 16) == bit_text("AAc=", 16) == "AAc="
+    logical, convert = light_type("BIT(16)", "OB_MYSQL")
+    assert (logical, convert("Bw==")) == ("BINARY", "AAc=")
