@@ -46,7 +46,7 @@ from spark_jobs.formats.values import (
     base64_normalised,
     base64_of_bytes,
     boolean_text,
-    date_text,
+    date_text_exact,
     decimal_text,
     dumps_compact,
     integer_text,
@@ -236,7 +236,9 @@ def _converter(logical: str | None, binary_encoding: str, zone: str) -> Any:
     table = {
         "DOUBLE": double_text,
         "BOOLEAN": boolean_text,
-        "DATE": date_text,
+        # Never shortened: a value beyond a date (an Oracle DATE sent under a "date" type name,
+        # which DRS's MySQL-shaped JSON once carried for Oracle sources) is kept whole, warned.
+        "DATE": date_text_exact,
         "TIME": time_text,
         "TIMESTAMP_NTZ": wall_clock_text,
         "JSON": json_text,

@@ -15,6 +15,11 @@ Canal-shaped (``data``/``old`` arrays of string rows, ``pkNames``, ``id``, ``es`
   in ``old`` (taken from ``data`` when ``old`` is absent, as JSON-C writes it).
 - Values: bytea arrives as hex (-> base64), jsonb as JSON text (-> compact), booleans as
   ``"true"``/``"false"``, ranges and bit strings as their PostgreSQL text.
+- A ``date`` value is never shortened to its first ten characters: an Oracle DATE holds a time
+  of day (Oracle's DATE is year..second), so with ``dbType`` Oracle a ``date`` column is a wall
+  clock (TIMESTAMP_NTZ); elsewhere a date value carrying more than a date (GaussDB in Oracle
+  compatibility, a PostgreSQL ``BC`` date) is kept as sent with a warning. SQL Server's
+  ``timestamp`` (= ``rowversion``) is a row-version counter, not a time: kept as text.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from spark_jobs.formats.values import (
     ConversionWarning,
     base64_from_hex,
     boolean_text,
-    date_text,
+    date_text_exact,
     decimal_text,
     dumps_compact,
     integer_text,
@@ -165,7 +170,9 @@ class DrsJsonGenericDecoder(JsonDecoder):
             return {}
         if not isinstance(column_type, dict):
             raise self.fail(errors.INVALID_FIELD, "'columnType' must be an object of column -> type name")
-        return {str(c): logical_type_of(str(t)) for c, t in column_type.items() if t is not None}
+        engine = _engine_of(doc.get("dbType"))
+        return {str(c): logical_type_of(str(t), engine) for c, t in column_type.items()
+                if t is not None}
 
     def _key_columns(self, doc: dict[str, Any], pairs: list[tuple[Any, Any]]) -> tuple[str, ...]:
         override = (self.key_override(doc.get("database"), doc.get("table"))
@@ -207,7 +214,7 @@ class DrsJsonGenericDecoder(JsonDecoder):
         if logical == "BOOLEAN":
             return boolean_text
         if logical == "DATE":
-            return date_text
+            return date_text_exact
         if logical == "TIMESTAMP_NTZ":
             return wall_clock_text
         if logical == "TIMESTAMP":
@@ -220,9 +227,27 @@ class DrsJsonGenericDecoder(JsonDecoder):
         return _same
 
 
-def logical_type_of(type_name: str) -> str:
-    """Logical type of a DRS ``columnType`` name (PostgreSQL/GaussDB spelling, no length)."""
+def _engine_of(db_type: Any) -> str | None:
+    """``oracle`` or ``sqlserver`` when ``dbType`` names one of them (their type names differ in
+    meaning from PostgreSQL's), else None."""
+    name = re.sub(r"[^a-z]", "", str(db_type or "").lower())
+    if name.startswith("oracle"):
+        return "oracle"
+    if "sqlserver" in name:
+        return "sqlserver"
+    return None
+
+
+def logical_type_of(type_name: str, engine: str | None = None) -> str:
+    """Logical type of a DRS ``columnType`` name (PostgreSQL/GaussDB spelling, no length).
+
+    ``engine`` (from ``dbType``): Oracle's DATE holds a time of day (a wall clock); SQL Server's
+    ``timestamp``/``rowversion`` is a binary row-version counter, not a time."""
     name = re.sub(r"\s+", " ", type_name.strip().lower())
+    if engine == "oracle" and name == "date":
+        return "TIMESTAMP_NTZ"
+    if engine == "sqlserver" and name in ("timestamp", "rowversion"):
+        return "STRING"
     if name.startswith("_") or name.endswith("[]") or name == "array":
         return "STRING"  # PostgreSQL arrays: kept as their text
     if name.endswith(("range", "multirange")):

@@ -468,3 +468,17 @@ def logical_type_from_sql_name(type_name: str) -> str:
     if base in ("json", "jsonb"):
         return "JSON"
     return "STRING"
+
+
+_DATE_ONLY = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:[ T]00:00(?::00(?:\.0+)?)?)?\s*")
+
+
+def date_text_exact(text: str) -> str:
+    """``YYYY-MM-DD`` validated, never shortened: unlike :func:`date_text`, a value with more than
+    a date (a time of day other than midnight, a ``BC`` era, ...) raises
+    :class:`ConversionWarning`, so the caller keeps it whole instead of dropping its tail.
+    A midnight time (``2021-12-16 00:00:00``) carries nothing more and gives the date."""
+    match = _DATE_ONLY.fullmatch(str(text))
+    if match is None:
+        raise ConversionWarning(f"not a date alone (it would lose its tail as a date): {text!r}")
+    return date_text(match[1])

@@ -50,3 +50,16 @@ def test_init_is_a_snapshot_and_init_ddl_a_ddl() -> None:
     [ddl] = rows("drs_json", dict(BASE, type="INIT_DDL", data=None, old=None, isDdl=True,
                                   sql="CREATE TABLE t (id int)"))
     assert ddl["op"] == "DDL" and ddl["ddl"] == "CREATE TABLE t (id int)"
+
+
+def test_date_value_is_never_shortened() -> None:
+    # The DRS manual's MySQL-shaped table says `database` holds the schema for Oracle sources: an
+    # Oracle DATE (year..second) under a "date" type name must not lose its time of day.
+    doc = {**BASE, "mysqlType": {"id": "int", "d": "date"}, "sqlType": {"id": 4, "d": 91},
+           "type": "INSERT", "data": [{"id": "1", "d": "1980-12-17 09:30:00"},
+                                      {"id": "2", "d": "1980-12-17 00:00:00"},
+                                      {"id": "3", "d": "1980-12-17"}], "old": None}
+    out = rows("drs_json", doc)
+    assert [r["after"]["d"] for r in out] == ["1980-12-17 09:30:00", "1980-12-17", "1980-12-17"]
+    assert "original text kept" in out[0]["warnings"][0]
+    assert out[1]["warnings"] == [] and out[2]["warnings"] == []

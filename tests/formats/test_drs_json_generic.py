@@ -52,3 +52,21 @@ def test_type_names_and_timestamptz_offsets() -> None:
     assert logical_type_of("numeric") == "DECIMAL"
     assert instant_text("2010-01-01 14:30:00+08", "UTC") == "2010-01-01T06:30:00Z"
     assert instant_text("2010-01-01 14:30:00.25-03:30", "UTC") == "2010-01-01T18:00:00.25Z"
+
+
+def test_engine_specific_type_names() -> None:
+    assert logical_type_of("DATE", "oracle") == "TIMESTAMP_NTZ"  # Oracle DATE is year..second
+    assert logical_type_of("date") == "DATE"
+    assert logical_type_of("timestamp", "sqlserver") == "STRING"  # rowversion, not a time
+    assert logical_type_of("timestamp") == "TIMESTAMP_NTZ"
+
+
+def test_date_values_are_kept_whole() -> None:
+    base = {"columnType": {"id": "integer", "d": "date"}, "dbType": "PostgreSQL", "opType": "INSERT",
+            "type": "INSERT", "pkNames": ["id"], "table": "t", "database": "d"}
+    kept = _decode({**base, "data": [{"id": "1", "d": "2021-12-16 12:31:49"}]})[0]
+    assert kept["after"]["d"] == "2021-12-16 12:31:49"
+    assert kept["warnings"] and "original text kept" in kept["warnings"][0]
+    oracle = _decode({**base, "dbType": "Oracle", "data": [{"id": "1", "d": "2021-12-16 12:31:49"}]})[0]
+    assert oracle["after"]["d"] == "2021-12-16T12:31:49"
+    assert oracle["column_types"]["d"] == "TIMESTAMP_NTZ" and oracle["warnings"] == []
