@@ -28,6 +28,9 @@ os.environ.setdefault("CDCLAKE_KAFKA_PORT", str(_free_port()))
 os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
+# py4j logs "Closing down clientserver connection" from a destructor at interpreter exit, after
+# pytest closed the streams: a "--- Logging error ---" traceback at the end of every run.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -31,6 +31,22 @@ primary-key names, else keyless. MongoDB connector events (documents as extended
 by ``_id``; see ``_mongo_row``. Vitess sends ``"db": ""`` and the keyspace (its database) in
 ``source.keyspace``, its position in ``vgtid``; Spanner names the transaction in
 ``server_transaction_id``.
+Column cells (see ``_cell_value``): the YugabyteDB connectors (gRPC ``debezium-connector-yugabytedb``
+and the logical-replication connector with the ``yboutput`` plugin) send every column of
+``before``/``after`` and of the Kafka key as ``{"value": v, "set": true}``, the Debezium Cassandra
+connector as ``{"value": v, "deletion_ts": t, "set": true}``. A cell is the column's value (decoded
+by the cell schema's ``value`` field); a null cell, or one whose ``set`` is false, is a column the
+change did not carry (YugabyteDB replica identity CHANGE, Cassandra's write-only commit log): it is
+left out of the image (unknown), never written as NULL, and the after image is then partial.
+YugabyteDB's own ``YBExtractNewRecordState`` / ``PGCompatible`` SMTs read cells the same way.
+Cells are recognised by their schema (a struct of exactly ``value``, ``set`` [, ``deletion_ts``]),
+else, without a schema, when every non-null column of the event is such an object (with
+``source.connector`` yugabytedb/cassandra a cell may lack ``set``, as the gRPC connector's manual
+prints it). Cassandra: the keyspace is the database (its source sends ``"db": "NULL"``), a delete
+names the deleted row's key in ``after`` (read as the before image), ``op`` ``i`` is an insert
+(a snapshot row when ``source.snapshot``), ``r`` is a range tombstone (rejected: it deletes a range
+of rows that no key names), the 1.x source time is ``ts_micro``, and the manual's source ``ts_ms``
+holds microseconds (read so when it is beyond year 9999 as milliseconds).
 Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
 followed here (``before`` = row before the change).
 """
@@ -102,12 +118,19 @@ _FLAT_PREFIX = "__"
 _FLAT_OPS = ("c", "u", "d", "r")
 _FLAT_ENVELOPE = {"op", "ts_ms", "ts_us", "ts_ns", "deleted"}
 # Time fields, finest first; ts_usec and ts_sec are Debezium 0.x source fields.
-_TIME_FIELDS = (("ts_ns", "ns"), ("ts_us", "us"), ("ts_usec", "us"), ("ts_ms", "ms"), ("ts_sec", "s"))
+# Cassandra connector 1.x names its source time ts_micro.
+_TIME_FIELDS = (("ts_ns", "ns"), ("ts_us", "us"), ("ts_usec", "us"), ("ts_micro", "us"), ("ts_ms", "ms"),
+                ("ts_sec", "s"))
 # source.snapshot values of a snapshot read (see _row_op).
 _SNAPSHOT_FLAGS = frozenset({"true", "first", "first_in_data_collection", "last",
                              "last_in_data_collection"})
 # Largest epoch microseconds of year 9999: a ts_usec beyond it is nanoseconds (DBZ-1174).
 _MAX_EPOCH_MICROS = 253_402_300_799_999_999
+# Column cells: YugabyteDB {value, set}, Cassandra {value, deletion_ts, set} (see _cell_value).
+_CELL_FIELDS = (frozenset({"value", "set"}), frozenset({"value", "deletion_ts", "set"}))
+_CELL_CONNECTORS = frozenset({"yugabytedb", "cassandra"})
+# Cassandra's after struct also has these range-tombstone bounds: not columns.
+_CASSANDRA_RANGE_FIELDS = frozenset({".range_start", ".range_end"})
 _FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "table", "collection",
                 "sequence", "server_id", "gtid", "file", "pos", "row", "thread", "query", "txId",
                 "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no",
@@ -175,6 +198,9 @@ class DebeziumJsonDecoder(JsonDecoder):
             if OPS[op] == "DDL":
                 return Decoded(rows=self._ddl_rows(payload, message))
             source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+            if op == "r" and _connector(source) == "cassandra":
+                raise self.fail(errors.INVALID_OP, "Cassandra 'op' r is a range tombstone: it deletes a "
+                                                   "range of clustering rows that no key names; not applied")
             row_op = _row_op(op, source.get("snapshot"), source.get("connector"))
             return Decoded(rows=[self._change_row(row_op, payload, schema, message)])
         if "ddl" in payload:
@@ -202,20 +228,25 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _metadata(self, payload: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
         return {
             "db_type": _text(source.get("connector")),
-            "event_time": self._time(source, "source."),
+            "event_time": self._time(source, "source.", _connector(source) == "cassandra"),
             "produced_time": self._time(payload, ""),
             "source_position": _position(source),
             "source_sequence": _ticdc_sequence(source),
             "transaction_id": _transaction_id(payload, source),
         }
 
-    def _time(self, doc: dict[str, Any], prefix: str) -> int | None:
+    def _time(self, doc: dict[str, Any], prefix: str, cassandra: bool = False) -> int | None:
         """Epoch micros from the finest of ts_ns / ts_us / ts_ms (Debezium 0.x sources: ts_usec
         on PostgreSQL, ts_sec on MySQL); 0 (snapshot, unknown) -> None.
 
         Debezium's PostgreSQL connector with the wal2json plugin (before 0.9.3, DBZ-1174) wrote
         the commit time into ``ts_usec`` in nanoseconds: a ts_usec beyond year 9999 read as
-        microseconds is read as nanoseconds."""
+        microseconds is read as nanoseconds.
+
+        The Cassandra connector's manual documents its source time as "the maximum timestamp of
+        the partition update in microseconds" under ``ts_ms`` (its schema: timestamp-micros), with
+        ``ts_us``/``ts_ns`` 1000 and 10^6 times that: on a Cassandra source a time beyond year
+        9999 in its unit is passed over, and a ``ts_ms`` beyond it is read as microseconds."""
         for name, unit in _TIME_FIELDS:
             value = doc.get(name)
             if value is None:
@@ -224,6 +255,10 @@ class DebeziumJsonDecoder(JsonDecoder):
                 micros = micros_from_epoch(value, unit)
                 if name == "ts_usec" and micros > _MAX_EPOCH_MICROS:
                     micros = micros_from_epoch(value, "ns")
+                if cassandra and micros > _MAX_EPOCH_MICROS:
+                    if name != "ts_ms":
+                        continue
+                    micros = micros_from_epoch(value, "us")
             except ConversionWarning:
                 raise self.fail(errors.INVALID_FIELD,
                                 f"'{prefix}{name}' must be epoch {unit}, got {value!r}") from None
@@ -241,9 +276,16 @@ class DebeziumJsonDecoder(JsonDecoder):
             # the changelog gate for its whole hour): the topic's configured table, else quarantine.
             source = {**source, **self._configured_source()}
         specs = value_specs(schema)
+        cells = _has_cells(payload, specs, _connector(source))
+        if cells:
+            specs = {column: _cell_spec(spec) or spec for column, spec in specs.items()
+                     if column not in _CASSANDRA_RANGE_FIELDS}
         warnings: list[str] = []
-        before, _ = self._image(payload.get("before"), "before", specs, warnings)
-        after, after_partial = self._image(payload.get("after"), "after", specs, warnings)
+        before, _ = self._image(payload.get("before"), "before", specs, warnings, cells)
+        after, after_partial = self._image(payload.get("after"), "after", specs, warnings, cells)
+        if op == "DELETE" and before is None and after and _connector(source) == "cassandra":
+            # Cassandra has no before image: a delete names the deleted row's key in 'after'.
+            before, after = after, None
         if op in ("INSERT", "SNAPSHOT") and not before:
             before = None  # CloudCanal sends "before": {} on inserts
         if op == "DELETE" and not after:
@@ -328,7 +370,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         database, schema_name = _database(source), _text(source.get("schema"))
         table = _text(source.get("table") or source.get("collection"))
         types = {column: logical for column, spec in specs.items() if (logical := connect_logical_type(spec))}
-        keys, key_values = self._keys(message, envelope, database, table, warnings)
+        keys, key_values = self._keys(message, envelope, database, table, warnings,
+                                      _connector(source))
         row_key = None if op == "TRUNCATE" else self._row_key(op, before, after, keys, key_values)
         if op == "DELETE" and before is None and row_key is None:
             raise self.fail(errors.MISSING_FIELD,
@@ -353,8 +396,9 @@ class DebeziumJsonDecoder(JsonDecoder):
         return row_key
 
     def _image(self, raw: Any, side: str, specs: dict[str, dict[str, Any]],
-               warnings: list[str]) -> tuple[dict[str, str | None] | None, bool]:
-        """(image, partial): columns Debezium could not capture are left out (unknown)."""
+               warnings: list[str], cells: bool = False) -> tuple[dict[str, str | None] | None, bool]:
+        """(image, partial): columns Debezium could not capture are left out (unknown), and so
+        are, when ``cells``, the columns whose cell is null or not set (see ``_cell_value``)."""
         if raw is None:
             return None, False
         if isinstance(raw, str):  # MongoDB connector: the document as extended-JSON text
@@ -368,6 +412,13 @@ class DebeziumJsonDecoder(JsonDecoder):
         image: dict[str, str | None] = {}
         partial = False
         for column, value in raw.items():
+            if cells:
+                if column in _CASSANDRA_RANGE_FIELDS:
+                    continue
+                carried, value = _cell_value(value)
+                if not carried:
+                    partial = True
+                    continue
             if value in (UNAVAILABLE, UNAVAILABLE_B64):
                 warnings.append(f"column {column!r} in '{side}': value not captured (Debezium "
                                 f"unavailable-value placeholder), left out of the image")
@@ -381,7 +432,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         return self.convert(value, lambda v: value_text(v, spec), warnings, column)
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
-              table: str | None, warnings: list[str]) -> tuple[list[str], dict[str, str | None]]:
+              table: str | None, warnings: list[str],
+              connector: str | None = None) -> tuple[list[str], dict[str, str | None]]:
         """(key columns, key values from the Kafka key); see the module docstring for precedence."""
         key_values: dict[str, str | None] = {}
         key_columns: list[str] | None = None
@@ -398,9 +450,14 @@ class DebeziumJsonDecoder(JsonDecoder):
                 if isinstance(key_payload, dict) and key_payload:
                     specs = {f.get("field"): f for f in (key_schema or {}).get("fields") or []
                              if isinstance(f, dict)}
+                    # YugabyteDB wraps key columns in cells too: {"id": {"value": 1, "set": true}}.
+                    cells = _has_cells({"after": key_payload}, specs, connector)
                     key_columns = list(key_payload)
                     for column, value in key_payload.items():
-                        key_values[column] = self._column_text(value, specs.get(column), warnings, column)
+                        spec = specs.get(column)
+                        if cells:
+                            value, spec = _cell_value(value)[1], _cell_spec(spec) or spec
+                        key_values[column] = self._column_text(value, spec, warnings, column)
         override = self.key_override(database, table)
         if override is not None:
             return list(override), key_values
@@ -862,8 +919,10 @@ def _text(value: Any) -> str | None:
 
 def _database(source: dict[str, Any]) -> str | None:
     """``source.db``; the Vitess connector sends ``"db": ""`` and names the database (the
-    keyspace) in ``source.keyspace``."""
-    if source.get("db") in (None, "") and source.get("keyspace") not in (None, ""):
+    keyspace) in ``source.keyspace``; the Cassandra connector's database is the keyspace (its
+    source sends ``"db": "NULL"``: "Cassandra doesn't have the conception of database")."""
+    if ((source.get("db") in (None, "") or _connector(source) == "cassandra")
+            and source.get("keyspace") not in (None, "")):
         return _text(source["keyspace"])
     return _text(source.get("db"))
 
@@ -872,12 +931,75 @@ def _row_op(code: str, snapshot: Any, connector: Any) -> str:
     """The canonical op of a change's ``op`` code. The MySQL connector (0.x sources name no
     connector) sent its snapshot rows as creates until 1.4 (and later with
     snapshot.events.as.inserts, DBZ-2775); Debezium calls that a wrong op flag (DBZ-2788). Such a
-    create, flagged by ``source.snapshot`` (true/first/last), is a SNAPSHOT (full-load) row."""
-    if (code == "c" and connector in (None, "mysql")
+    create, flagged by ``source.snapshot`` (true/first/last), is a SNAPSHOT (full-load) row. The
+    Cassandra connector sends its snapshot rows as inserts (``i``) with ``source.snapshot`` true."""
+    cassandra = str(connector).lower() == "cassandra"
+    if (((code == "c" and connector in (None, "mysql")) or (code in ("c", "i") and cassandra))
             and (snapshot is True
                  or (isinstance(snapshot, str) and snapshot.lower() in _SNAPSHOT_FLAGS))):
         return "SNAPSHOT"
     return OPS[code]
+
+
+def _connector(source: dict[str, Any]) -> str:
+    """``source.connector`` in lower case (YugabyteDB's manuals print both ``yugabytedb`` and
+    ``YugabyteDB``), or ""."""
+    return str(source.get("connector") or "").lower()
+
+
+def _is_cell(value: Any, lenient: bool) -> bool:
+    """A column cell object: exactly ``{value, set}`` (YugabyteDB) or ``{value, deletion_ts, set}``
+    (Cassandra); ``lenient`` (the connector is known to send cells) also takes a cell that lacks
+    ``set`` or ``deletion_ts``, as the YugabyteDB gRPC connector's manual prints ``{"value": 1}``."""
+    if not isinstance(value, dict) or "value" not in value:
+        return False
+    if lenient:
+        return set(value) <= _CELL_FIELDS[1]
+    return frozenset(value) in _CELL_FIELDS
+
+
+def _cell_spec(spec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The column's own schema inside a cell struct schema (its ``value`` field), or None when
+    ``spec`` is no cell struct. YugabyteDB's YBExtractNewRecordState takes a struct of exactly the
+    fields ``value`` and ``set`` for a cell; Cassandra's CellData adds an optional ``deletion_ts``."""
+    if not spec or spec.get("type") != "struct":
+        return None
+    fields = [f for f in spec.get("fields") or [] if isinstance(f, dict)]
+    by_name = {f.get("field"): f for f in fields}
+    if frozenset(by_name) not in _CELL_FIELDS or len(fields) != len(by_name):
+        return None
+    if str((by_name.get("set") or {}).get("type")) != "boolean":
+        return None
+    return by_name["value"]
+
+
+def _has_cells(payload: dict[str, Any], specs: dict[str, dict[str, Any]], connector: str) -> bool:
+    """Whether the event's images hold column cells: the schema says so, or (no cell schema) every
+    non-null column of ``before`` and ``after`` is a cell object. A user's JSON column that merely
+    has a ``value`` key is no cell: cells are all-or-nothing and of these exact shapes."""
+    if any(_cell_spec(spec) for spec in specs.values()):
+        return True
+    values = [value for side in ("before", "after") if isinstance(payload.get(side), dict)
+              for column, value in payload[side].items()
+              if value is not None and column not in _CASSANDRA_RANGE_FIELDS]
+    lenient = connector in _CELL_CONNECTORS
+    return bool(values) and all(_is_cell(value, lenient) for value in values)
+
+
+def _cell_value(cell: Any) -> tuple[bool, Any]:
+    """(carried, value) of one column cell. A null cell is a column the change did not carry:
+    YugabyteDB "sends the value as null for columns that are missing in the payload" (replica
+    identity CHANGE, before images of modified columns only) and YBExtractNewRecordState drops
+    them; Cassandra's commit log records only the modified cells. ``set: false`` says the same.
+    A carried cell's ``value`` may be null: the column was set to NULL (Cassandra: the cell was
+    deleted, with ``deletion_ts``). A non-cell value is taken as it is."""
+    if cell is None:
+        return False, None
+    if not isinstance(cell, dict) or "value" not in cell:
+        return True, cell
+    if cell.get("set") is False:
+        return False, None
+    return True, cell["value"]
 
 
 def _flink_cdc_table_id(key: dict[str, Any], table: str | None) -> bool:
@@ -1015,7 +1137,8 @@ def _transaction_id(payload: dict[str, Any], source: dict[str, Any]) -> str | No
     # SQL Server and Db2: every change of a transaction carries its commit LSN. Spanner names
     # the transaction in ``server_transaction_id``.
     for name in ("txId", "gtid", "xid", "server_transaction_id", "commit_ts", "commit_lsn"):
-        if source.get(name) is not None:
+        # The YugabyteDB gRPC connector sends "txId": "" for a change outside a transaction.
+        if source.get(name) not in (None, ""):
             return str(source[name])
     return None
 

@@ -541,3 +541,79 @@ def test_array_element_that_cannot_convert_fails_the_whole_value() -> None:
 
     with pytest.raises(ConversionWarning):
         value_text(loads_exact('["infinity"]'), spec)
+
+
+# -- column cells: YugabyteDB {value, set}, Cassandra {value, deletion_ts, set} -------------
+
+YB_SOURCE = {"connector": "yugabytedb", "db": "yugabyte", "schema": "public", "table": "test",
+             "ts_ms": 1000, "lsn": "1:4::0:0", "txId": ""}
+
+
+def _decode_one(payload: dict, key: dict | None = None) -> dict:
+    return DebeziumJsonDecoder().decode(message(payload, key)).rows[0]
+
+
+def test_yugabytedb_null_cell_is_unknown_and_a_set_null_value_is_null() -> None:
+    row = _decode_one({"op": "u", "source": YB_SOURCE, "before": None,
+                       "after": {"id": {"value": 1, "set": True}, "name": None,
+                                 "aura": {"value": None, "set": True}}},
+                      key={"id": {"value": 1, "set": True}})
+    assert row["after"] == {"id": "1", "aura": None}
+    assert row["after_is_full"] is False
+    assert row["row_key"] == '["1"]'
+    assert row["transaction_id"] is None and row["source_position"] == "1:4::0:0"
+
+
+def test_cell_schema_decodes_the_inner_value_and_types_the_column() -> None:
+    def cell(name: str, inner: dict) -> dict:
+        return {"type": "struct", "optional": True, "name": name, "field": name,
+                "fields": [{**inner, "field": "value"},
+                           {"type": "boolean", "optional": False, "field": "set"}]}
+    columns = [cell("id", {"type": "int32"}),
+               cell("born", {"type": "int32", "name": "io.debezium.time.Date"})]
+    schema = {"type": "struct", "fields": [
+        {"type": "struct", "fields": columns, "field": "before"},
+        {"type": "struct", "fields": columns, "field": "after"},
+        {"type": "string", "field": "op"}]}
+    doc = {"schema": schema, "payload": {"op": "c", "source": {**YB_SOURCE, "connector": "YugabyteDB"},
+                                         "before": None,
+                                         "after": {"id": {"value": 7, "set": True},
+                                                   "born": {"value": 18956, "set": True}}}}
+    row = _decode_one(doc)
+    assert row["after"] == {"id": "7", "born": "2021-11-25"}
+    assert row["column_types"] == {"id": "LONG", "born": "DATE"}
+
+
+def test_a_json_column_with_a_value_key_is_not_unwrapped() -> None:
+    source = {**SOURCE, "connector": "postgresql"}
+    row = _decode_one({"op": "c", "source": source, "before": None,
+                       "after": {"id": 1, "doc": {"value": 2, "set": True}}})
+    assert row["after"] == {"id": "1", "doc": '{"value":2,"set":true}'}
+
+
+def test_schemaless_cells_without_connector_need_every_column_to_be_a_cell() -> None:
+    row = _decode_one({"op": "u", "source": {"db": "d", "table": "t"}, "before": None,
+                       "after": {"id": {"value": 1, "set": True}, "n": {"value": "x", "set": False}}},
+                      key={"id": 1})
+    assert row["after"] == {"id": "1"}
+    assert row["after_is_full"] is False
+
+
+def test_cassandra_delete_names_its_key_in_after_and_keyspace_is_the_database() -> None:
+    def cell(value: object) -> dict:
+        return {"value": value, "deletion_ts": 5, "set": True}
+    source = {"connector": "cassandra", "db": "NULL", "keyspace": "ks", "table": "t",
+              "ts_micro": 1562202942666382, "file": "CommitLog-7-1.log", "pos": 9}
+    row = _decode_one({"op": "d", "ts_ms": 1, "source": source,
+                       "after": {"id": cell(1), "v": None}}, key={"id": 1})
+    assert (row["database"], row["before"], row["after"]) == ("ks", {"id": "1"}, None)
+    assert row["event_time"] == 1562202942666382  # ts_micro: epoch microseconds
+
+
+def test_cassandra_range_tombstone_is_rejected() -> None:
+    with pytest.raises(DecodeError) as info:
+        _decode_one({"op": "r", "ts_ms": 1, "source": {"connector": "cassandra", "keyspace": "ks",
+                                                      "table": "t"},
+                     "after": {"id": {"value": 1, "deletion_ts": None, "set": True},
+                               ".range_start": "a", ".range_end": "b"}})
+    assert info.value.reason == errors.INVALID_OP
