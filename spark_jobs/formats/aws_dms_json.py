@@ -1,7 +1,7 @@
 """AWS DMS JSON on a Kafka (or Kinesis) target (also Paimon ``aws-dms-json``).
 
 ``{"data": {...}, "metadata": {"timestamp", "record-type": "data|control", "operation",
-"partition-key-type", "schema-name", "table-name", "transaction-id", "previous-transaction-id",
+"partition-key-type", "schema-name", "table-name", "transaction-id", "prev-transaction-id",
 "transaction-record-id", "commit-timestamp", "stream-position", ...}}``.
 
 - Data records: ``load`` (full load -> SNAPSHOT), ``insert``, ``update``, ``delete``. ``data`` is
@@ -12,19 +12,35 @@
   ``BI_<column>`` fields to ``data``. A ``BI_x`` field is taken as before image only when ``x`` is
   also in ``data``, so a real column that happens to start with ``BI_`` is kept.
 - Control records: table/column changes (create-table, drop-table, rename-table, add-column,
-  drop-column, rename-column, column-type-change, ...) become DDL rows whose ``ddl`` is the DMS
+  drop-column, rename-column (IncludeTableAlterOperations), a column type change: any operation
+  ending ``-table`` or naming ``column``) become DDL rows whose ``ddl`` is the DMS
   operation name (DMS sends no statement); ``truncate-table`` is a TRUNCATE of the table; any
   other control record is a control message. Older DMS versions spell control operations in
   CamelCase (``TruncateTable``, ``DropTable``): read as the hyphenated names. A
   ``create-table`` carries ``control.table-def`` (``columns``: name -> {type, length, precision,
   scale, nullable}; ``primary-key``): its key columns and the column types that map without doubt
   (integers, strings, booleans, reals, numerics) go on the DDL row; other types stay undeclared.
-- Data records send no key column names: they come from configuration; otherwise, when the Kafka
-  key is the primary key (``partition-key-type`` primary-key), its text is the row identity. An
-  update with neither (nor a before image) is quarantined ``MISSING_KEY``: nothing says which row it
-  replaces, and as a keyless change it would leave the old row beside the new one.
+- Data records send no key column names: they come from configuration; otherwise, when the
+  partition key is the primary key (``partition-key-type`` primary-key), the partition value is the
+  row identity: ``metadata.partition-key-value`` (IncludePartitionValue; needed on Kinesis, whose
+  partition key is not a Kafka key), else the Kafka key's text. With PartitionIncludeSchemaTable the
+  value is prefixed ``schema.table.`` (``test_db.product.2``): still one text per row, but changing
+  that setting changes every row's identity. An update with neither (nor a before image) is
+  quarantined ``MISSING_KEY``: nothing says which row it replaces, and as a keyless change it would
+  leave the old row beside the new one. So is a keyless update whose before image lacks some of
+  ``data``'s columns: ColumnFilter ``pk-only`` (the default) keeps only the key columns and ``all``
+  drops LOB columns, so that image cannot find the stored whole row (with IncludeNullAndEmpty off
+  an ``all`` image also lacks columns that were NULL: indistinguishable, so quarantined alike).
+- Values are plain JSON as DMS writes them. Binary (RAW, BLOB, bytea) columns arrive as hex text,
+  ``0x``-prefixed unless NoHexPrefix is set; data records carry no column types, so that text is
+  kept as written (only a ``create-table`` table-def names the types, in another message). Columns
+  whose LOB value exceeded the task's LOB size limit arrive truncated, with no marker. MessageFormat
+  ``json`` (pretty-printed over several lines) and ``json-unformatted`` decode the same.
 - Times are ISO UTC: ``commit-timestamp`` (IncludeTransactionDetails) else ``timestamp`` is the
-  event time; ``timestamp`` is also the produced time.
+  event time; ``timestamp`` is also the produced time. IncludeTransactionDetails also writes
+  ``transaction-id`` (kept), ``transaction-record-id`` (the record's offset in its transaction;
+  DMS emits records in that order, so Kafka order already follows it), ``prev-transaction-id``,
+  ``prev-transaction-record-id`` and ``stream-position`` (kept as the source position).
 """
 
 from __future__ import annotations
@@ -71,7 +87,7 @@ class AwsDmsJsonDecoder(JsonDecoder):
         if record_type == "control":
             if operation == "truncate-table":
                 return Decoded(rows=[self.row(message, op="TRUNCATE", ddl=operation, **common)])
-            if operation.endswith(("-table", "-column", "-columns")):
+            if operation.endswith("-table") or {"column", "columns"} & set(operation.split("-")):
                 return Decoded(rows=[self._ddl_row(doc, message, operation, common)])
             return Decoded(control="CONTROL")
         if record_type != "data":
@@ -98,10 +114,20 @@ class AwsDmsJsonDecoder(JsonDecoder):
         if row_key is None and keys and op == "UPDATE":
             row_key = key_of(before, keys)
         if row_key is None and not keys:
-            row_key = self._kafka_key(metadata, message)
+            row_key = self._partition_key(metadata, message)
         if row_key is None and keys and op in ("UPDATE", "DELETE"):
             raise self.fail(errors.MISSING_KEY,
                             f"configured key columns {keys} are not all in the {operation} image")
+        if row_key is None and not keys and op == "UPDATE" and before is not None and any(
+                column not in before for column in after or {}):
+            # BeforeImageSettings ColumnFilter pk-only (the default) puts only the key columns in
+            # the before image, and no filter puts LOB columns there: without key column names such
+            # a before image matches no stored row, and the old row would stay beside the new one.
+            raise self.fail(errors.MISSING_KEY,
+                            f"update of {schema}.{table} with no key: its before image holds only "
+                            f"{sorted(before)} (BeforeImageSettings ColumnFilter pk-only, or LOB "
+                            "columns left out), and DMS names no key columns; configure the table's "
+                            "key columns (topics[].primary_keys) or partition-key-type primary-key")
         if row_key is None and not keys and op == "UPDATE" and before is None:
             # Nothing identifies the row to replace: applied as it stands the update would add a
             # second row beside the old one.
@@ -150,8 +176,15 @@ class AwsDmsJsonDecoder(JsonDecoder):
                 before.setdefault(column, data.pop(name))
         return before
 
-    def _kafka_key(self, metadata: dict[str, Any], message: RawMessage) -> str | None:
-        if str(metadata.get("partition-key-type", "")).lower() != "primary-key" or not message.key:
+    def _partition_key(self, metadata: dict[str, Any], message: RawMessage) -> str | None:
+        """The primary-key partition value (``partition-key-value`` with IncludePartitionValue,
+        else the Kafka key) as the row identity, or None for other partition key types."""
+        if str(metadata.get("partition-key-type", "")).lower() != "primary-key":
+            return None
+        value = metadata.get("partition-key-value")
+        if isinstance(value, str) and value:
+            return row_key_text([value])
+        if not message.key:
             return None
         try:
             text = message.key.decode("utf-8")

@@ -14,8 +14,8 @@
   (Maxwell's ``test_minimal``: ``{"id": 2, "a": "avalue3"}``, column ``b`` left out), and with
   ``--output_nulls=false`` it leaves out NULL columns. So an update's after image is partial
   (``after_is_full`` false: it merges into the stored row, which a complete ``data`` makes the
-  same as replacing it), and a column in ``old`` but missing from ``data`` became NULL (Maxwell
-  always writes ``old`` with its nulls, and minimal images move before-only columns into ``data``).
+  same as replacing it), and a column in ``old`` but missing from ``data`` became NULL (a non-NULL
+  old value is always in ``old``, and minimal images move before-only columns into ``data``).
 - ``ts`` is epoch seconds for row events but milliseconds on DDL events: told apart by magnitude.
   TiCDC's Maxwell DDL messages put the commit TSO there (``ts: e.CommitTs``): a DDL ``ts`` beyond
   any epoch milliseconds is read as a TiDB TSO (physical milliseconds = TSO >> 18).
@@ -24,6 +24,27 @@
 - Key columns: configuration, else ``primary_key_columns`` (``--output_primary_key_columns``),
   else the Kafka key in Maxwell's hash form ``{"database","table","pk.<col>": v}`` or array form
   ``[db, table, [{col: v}]]``. ``primary_key`` alone (values, no names) still identifies the row.
+  Key names are matched to the image's column names: Maxwell lower-cases them in the Kafka key
+  (``RowIdentity.toKeyJson``: ``pk.getKey().toLowerCase()``), and ``--output_naming_strategy=
+  underscore_to_camelcase`` renames every field and column (``first_name`` -> ``firstName``,
+  ``primary_key_columns`` -> ``primaryKeyColumns``) but not the key names listed as values
+  (RowMapTest ``testNamingStrategy``): in a camel-cased message (``primaryKeyColumns``) every
+  listed key name is rewritten the same way. Otherwise a key name is taken as written, else as
+  Maxwell's camel-case rewrite of it, else by case-insensitive match (MySQL column names are
+  case-insensitive).
+- ``--output_nulls=false`` leaves NULL columns out of ``data`` *and* ``old`` (``RowMap.toJSON``
+  writes both with ``includesNulls``): a column changed from NULL is then missing from ``old`` and
+  the update's before image shows it with its new value; the after image is unaffected.
+- ``xid`` (``--output_commit_info``, on by default) is the transaction id; ``xoffset``
+  (``--output_xoffset``) numbers rows inside it and ``commit: true`` marks its last row (which
+  carries no ``xoffset``). Maxwell emits rows in binlog order and, partitioned by database (the
+  default), table or primary key, one row's changes stay in one Kafka partition in that order; with
+  ``producer_partition_by=transaction_id``/``random``/``column`` they do not, and ``ts`` (seconds)
+  cannot order changes to one row within a second.
+- A ``dead_letter_topic`` "skeleton row" (``database``, ``table``, ``reason``, ``data`` with the key
+  only) is no change and is quarantined saying so.
+- ``--encrypt=data|all`` replaces ``data``/``old`` (or the whole message) by ``{"encrypted":
+  {"iv","bytes"}}``: quarantined with that reason (the key is not ours to hold).
 - ``position`` (``binlog-file:offset``, with ``--output_binlog_position``) is the source
   position but not the ordering sequence: bootstrap rows carry none, binlog file names restart on
   a failover to another server, and an order key of a position would not compare with the
@@ -102,6 +123,15 @@ class MaxwellJsonDecoder(JsonDecoder):
         return Decoded(rows=rows) if rows else Decoded(control=control)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        if "type" not in doc and isinstance(doc.get("encrypted"), dict):
+            raise self.fail(errors.INVALID_FIELD,
+                            "message is encrypted (Maxwell --encrypt=all): cannot be decoded here")
+        if "type" not in doc and isinstance(doc.get("reason"), str) and isinstance(doc.get("data"), dict):
+            # RowIdentity.toFallbackValueWithReason: what dead_letter_topic receives when a row
+            # could not be published; it holds the key columns only, not the change.
+            raise self.fail(errors.MISSING_FIELD,
+                            f"Maxwell dead_letter_topic skeleton row (key columns only; publishing "
+                            f"failed: {doc['reason'][:200]!r}), not a change")
         kind_text = self.require(doc, "type", str)
         kind = kind_text.strip().lower()
         if kind in CONTROL_TYPES:
@@ -121,6 +151,9 @@ class MaxwellJsonDecoder(JsonDecoder):
                             f"'type' {kind_text!r} is not a Maxwell row, DDL or bootstrap type")
         data = doc.get("data")
         old = doc.get("old")
+        if data is None and isinstance(doc.get("encrypted"), dict):
+            raise self.fail(errors.INVALID_FIELD,
+                            "'data' is encrypted (Maxwell --encrypt=data): cannot be decoded here")
         for name, value in (("data", data), ("old", old)):
             if value is not None and not isinstance(value, dict):
                 raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object")
@@ -140,8 +173,8 @@ class MaxwellJsonDecoder(JsonDecoder):
                     after.setdefault(name, None)  # changed, and left out of data: now NULL
                 before = {**after, **changed}
 
-        keys = self._key_columns(doc, message, database, table)
         image = before if op == "DELETE" else after
+        keys = self._key_columns(doc, message, database, table, image or {})
         row_key = key_of(image, keys) if keys else None
         if row_key is None:
             row_key = self._key_values(doc, message)
@@ -187,23 +220,66 @@ class MaxwellJsonDecoder(JsonDecoder):
                         column_types=types, primary_key_columns=keys, **common)
 
     def _key_columns(self, doc: dict[str, Any], message: RawMessage, database: str | None,
-                     table: str | None) -> list[str]:
+                     table: str | None, image: dict[str, Any]) -> list[str]:
         override = self.key_override(database, table)
         if override:
             return list(override)
-        names = doc.get("primary_key_columns")
+        names = _field(doc, "primary_key_columns")
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
-            return list(names)
-        return [name for name, _ in _kafka_key_pairs(message)]
+            if "primary_key_columns" not in doc:  # written with underscore_to_camelcase
+                return [camel_case_name(name) for name in names]
+            return _image_names(names, image)
+        return _image_names([name for name, _ in _kafka_key_pairs(message)], image)
 
     def _key_values(self, doc: dict[str, Any], message: RawMessage) -> str | None:
-        values = doc.get("primary_key")
+        values = _field(doc, "primary_key")
         if isinstance(values, list) and values:
             return row_key_text([untyped_text(v) for v in values])
         pairs = _kafka_key_pairs(message)
         if pairs:
             return row_key_text([untyped_text(v) for _, v in pairs])
         return None
+
+
+def camel_case_name(name: str) -> str:
+    """Maxwell's ``underscore_to_camelcase`` rewrite (``FieldNameStrategy.underscore2Camel``): each
+    ``_`` is dropped and a lower-case letter after it upper-cased; leading and trailing ``_`` go;
+    a name of underscores only stays as it is."""
+    out: list[str] = []
+    index, end = 0, len(name)
+    while index < end:
+        char = name[index]
+        if char == "_":
+            if out and index + 1 < end:
+                index += 1
+                following = name[index]
+                upper = following.upper()  # Java's toUpperCase(char): one char for one
+                out.append(upper if following.islower() and len(upper) == 1 else following)
+        else:
+            out.append(char)
+        index += 1
+    return "".join(out) or name
+
+
+def _field(doc: dict[str, Any], name: str) -> Any:
+    """``doc[name]``, or its ``underscore_to_camelcase`` spelling (``primaryKeyColumns``)."""
+    return doc[name] if name in doc else doc.get(camel_case_name(name))
+
+
+def _image_names(keys: list[str], image: dict[str, Any]) -> list[str]:
+    """Key column names as the image spells them: as written, else Maxwell's camel-case rewrite,
+    else the one column equal ignoring case; a name found none of these ways stays as written."""
+    resolved = []
+    for key in keys:
+        if key not in image:
+            camel = camel_case_name(key)
+            folded = [name for name in image if name.casefold() == key.casefold()]
+            if camel in image:
+                key = camel
+            elif len(folded) == 1:
+                key = folded[0]
+        resolved.append(key)
+    return resolved
 
 
 def _batch_documents(value: bytes | None) -> list[dict[str, Any]] | None:

@@ -8,7 +8,20 @@
   columns beside them instead of ``before``/``after``: that row is the after image (the deleted
   row for D). An update's ``"before": {}`` (no before image captured) is no before image.
 - ``op_type`` I/U/D/T (T = truncate); the long names (INSERT, ...) that ``format.insertOpKey`` and
-  friends can configure are accepted too, any case.
+  friends can configure are accepted too, any case. Other custom op keys cannot be read from the
+  message (quarantined ``INVALID_OP``). With ``includeOpType=false`` there is no ``op_type``: a
+  message with a before and an after image is an update, with a before image only a delete (GG for
+  Big Data "Operation Formatters": insert before NULL / after output, update both, delete before
+  only, truncate both NULL); an after image alone (insert, or update without a before image), no
+  image, or a row-modeled row is quarantined ``MISSING_FIELD``. ``metaColumnsTemplate`` names the
+  metadata fields itself (the default is ``${objectname[table]},${optype[op_type]},
+  ${timestamp[op_ts]},${currenttimestamp[current_ts]},${position[pos]}``): other field names are
+  not read. ``includeOpTimestamp`` /
+  ``includeCurrentTimestamp`` false leave ``event_time`` / ``produced_time`` empty.
+- ``format.pkUpdateHandling``: ``update`` (default) writes one ``U`` whose before image holds the old
+  key, so compaction moves the row; ``delete-insert`` writes a ``D`` and an ``I``; ``abend`` stops
+  the replicat. With the row-modeled formatter an update carries only the new row: a key change
+  then leaves the old key's row behind (use ``delete-insert`` there).
 - ``op_ts`` (source commit) and ``current_ts`` (formatter time) carry no zone: both are read in
   ``options.source_timezone``. With ``goldengate.userexit.timestamp=utc`` (in Oracle's sample
   properties) ``op_ts`` is UTC while ``current_ts`` stays in the replicat host's zone; one zone
@@ -60,8 +73,15 @@ class OggJsonDecoder(JsonDecoder):
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
         payload, _ = unwrap(doc)
-        return (isinstance(payload, dict) and isinstance(payload.get("op_type"), str)
-                and isinstance(payload.get("table"), str) and "op_ts" in payload)
+        if not isinstance(payload, dict) or not isinstance(payload.get("table"), str):
+            return False
+        # op_ts, current_ts and op_type can each be turned off (includeOpTimestamp,
+        # includeCurrentTimestamp, includeOpType); pos and the images stay.
+        stamped = any(name in payload for name in ("op_ts", "current_ts", "pos"))
+        if isinstance(payload.get("op_type"), str):
+            return stamped
+        return stamped and "pos" in payload and any(
+            isinstance(payload.get(name), dict) for name in ("before", "after"))
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         doc, connect_schema = unwrap(doc)
@@ -70,10 +90,16 @@ class OggJsonDecoder(JsonDecoder):
         if "$schema" in doc and "op_type" not in doc:
             return Decoded(control="SCHEMA")
         qualified = self.require(doc, "table", str)
-        op_text = self.require(doc, "op_type", str)
+        if doc.get("op_type") is None:
+            op_text = self._op_from_images(doc)
+        else:
+            op_text = self.require(doc, "op_type", str)
         op = OPS.get(op_text.strip().upper())
         if op is None:
-            raise self.fail(errors.INVALID_OP, f"'op_type' {op_text!r} is not I, U, D or T")
+            raise self.fail(errors.INVALID_OP,
+                            f"'op_type' {op_text!r} is not I, U, D or T (nor INSERT, UPDATE, DELETE, "
+                            "TRUNCATE): other insertOpKey/updateOpKey/deleteOpKey/truncateOpKey "
+                            "values cannot be read from the message")
         parts = qualified.split(".")
         database = ".".join(parts[:-2]) if len(parts) > 2 else None
         schema = parts[-2] if len(parts) > 1 else None
@@ -131,6 +157,21 @@ class OggJsonDecoder(JsonDecoder):
             message, op=op, primary_key_columns=keys, row_key=row_key, before=before, after=after,
             after_is_full=op == "INSERT" and not _marks_missing(images["after"]), column_types=types,
             warnings=warnings, **common)])
+
+    def _op_from_images(self, doc: dict[str, Any]) -> str:
+        """The operation of a message written with ``includeOpType=false``, from its images as the
+        operation-modeled formatters write them: insert after only, update before and after,
+        delete before only. An after image alone may be an insert or an update whose before image
+        was not captured, and a row-modeled message has a single image: neither can be placed."""
+        before, after = doc.get("before"), doc.get("after")
+        if isinstance(before, dict) and before and isinstance(after, dict) and after:
+            return "U"
+        if isinstance(before, dict) and before and after is None:
+            return "D"
+        raise self.fail(errors.MISSING_FIELD,
+                        "'op_type' is missing (includeOpType=false) and the images do not tell the "
+                        "operation: only a before and an after image (update) or only a before "
+                        "image (delete) do; an after image alone may be an insert or an update")
 
     def _image(self, image: dict[str, Any] | None, specs: dict[str, dict[str, Any]],
                warnings: list[str]) -> dict[str, str | None] | None:

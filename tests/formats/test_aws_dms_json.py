@@ -91,5 +91,38 @@ def test_empty_before_image_and_key_change_before_image() -> None:
     # columns (ColumnFilter pk-only) when the key changed.
     empty = {"before-image": {}, "data": {"id": 1}, "metadata": META}
     assert _decode(empty, keys=["id"]).rows[0]["before"] is None
-    row = _decode({"before-image": {"id": 46}, "data": {"id": 45, "n": "x"}, "metadata": META}).rows[0]
-    assert (row["before"], row["after"]) == ({"id": "46"}, {"id": "45", "n": "x"})
+    moved = {"before-image": {"id": 46}, "data": {"id": 45, "n": "x"}, "metadata": META}
+    row = _decode(moved, keys=["id"]).rows[0]
+    assert (row["before"], row["after"], row["row_key"]) == ({"id": "46"}, {"id": "45", "n": "x"}, '["45"]')
+    # Keyless, that pk-only before image would match no stored whole row: quarantined.
+    with pytest.raises(errors.DecodeError) as info:
+        _decode(moved)
+    assert info.value.reason == errors.MISSING_KEY and "pk-only" in info.value.detail
+
+
+def test_partition_key_value_is_the_row_identity_for_primary_key_partitioning() -> None:
+    # IncludePartitionValue + PartitionIncludeSchemaTable (README sample: "test_db.product.2").
+    meta = dict(META, **{"partition-key-type": "primary-key", "partition-key-value": "s.t.2"})
+    row = _decode({"data": {"id": 2, "n": "x"}, "metadata": meta}).rows[0]
+    assert row["row_key"] == '["s.t.2"]'
+    other = dict(META, **{"partition-key-type": "task-id", "partition-key-value": "AACC"})
+    with pytest.raises(errors.DecodeError):
+        _decode({"data": {"id": 2, "n": "x"}, "metadata": other})
+
+
+def test_pretty_printed_json_message_format_decodes_the_same() -> None:
+    doc = {"data": {"id": 1}, "metadata": dict(META, operation="insert")}
+    pretty = AwsDmsJsonDecoder().decode(RawMessage(value=json.dumps(doc, indent=4).encode())).rows
+    assert pretty == _decode(doc).rows
+
+
+def test_table_alter_operations_are_ddl_rows() -> None:
+    # IncludeTableAlterOperations: rename-table, drop-table, add-column, drop-column, rename-column;
+    # DMS also replicates "change column data type".
+    for operation in ("rename-table", "drop-table", "add-column", "drop-column", "rename-column",
+                      "column-type-change", "change-columns"):
+        control = {"metadata": dict(META, **{"record-type": "control", "operation": operation})}
+        [row] = _decode(control).rows
+        assert (row["op"], row["ddl"]) == ("DDL", operation)
+    awsdms = {"metadata": dict(META, **{"record-type": "control", "operation": "awsdms-status"})}
+    assert _decode(awsdms).control == "CONTROL"

@@ -9,7 +9,7 @@ import pytest
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.detect import detect
 from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs
+from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs, camel_case_name
 from spark_jobs.formats.values import loads_exact
 
 INSERT = {"database": "d", "table": "t", "type": "insert", "ts": 1477053217, "xid": 1, "data": {"id": 1}}
@@ -82,7 +82,8 @@ def test_minimal_row_image_update_is_partial_and_keeps_the_other_columns() -> No
 
 
 def test_column_in_old_but_left_out_of_data_became_null() -> None:
-    # --output_nulls=false leaves NULL columns out of "data" but Maxwell writes "old" with nulls.
+    # --output_nulls=false leaves NULL columns out of "data" (and, since RowMap writes "old" with
+    # includesNulls too, out of "old"); a column changed to NULL keeps its old value in "old".
     [row] = _rows({"database": "d", "table": "t", "type": "update", "ts": 1700000000,
                    "data": {"id": 1, "a": "x"}, "old": {"b": "was"}})
     assert row["after"] == {"id": "1", "a": "x", "b": None}
@@ -124,3 +125,43 @@ def test_ticdc_batch_of_documents_back_to_back_gives_one_row_each() -> None:
     assert [(r["record_index"], r["after"]) for r in rows] == [(i, {"id": str(i + 1)}) for i in range(3)]
     with pytest.raises(DecodeError):
         MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(INSERT).encode() + b"[1]"))
+
+
+def test_camel_case_name_follows_maxwells_field_name_strategy() -> None:
+    # zendesk/maxwell RowMapTest.testNamingStrategy: data keys before and after the rewrite.
+    cases = {"first_name": "firstName", "_age_": "age", "_parent_id": "parentId",
+             "__grand_parent_id": "grandParentId", "_invalid_!chars": "invalid!chars",
+             "_____": "_____", "__123": "123", "favorite_interests": "favoriteInterests",
+             "odd_\u04abot_lowercase": "odd\u04aaotLowercase", "id": "id"}
+    assert {name: camel_case_name(name) for name in cases} == cases
+
+
+def test_kafka_key_names_are_lower_cased_by_maxwell_and_matched_to_the_image() -> None:
+    # RowIdentity.toKeyJson writes "pk." + name.toLowerCase(): an update of column "ID" keys on it.
+    doc = {"database": "d", "table": "t", "type": "update", "ts": 1700000000,
+           "data": {"ID": 5, "Name": "b"}, "old": {"Name": "a"}}
+    for key in (b'{"database":"d","table":"t","pk.id":5}', b'["d","t",[{"id":5}]]'):
+        [row] = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode(), key=key)).rows
+        assert row["primary_key_columns"] == ["ID"] and row["row_key"] == '["5"]'
+
+
+def test_camel_cased_message_keys_on_the_camel_cased_column() -> None:
+    doc = {"database": "d", "table": "user_accounts", "type": "delete", "ts": 1700000000,
+           "primaryKeyColumns": ["user_id"], "data": {"userId": 5, "displayName": "b"}}
+    [row] = _rows(doc)
+    assert row["primary_key_columns"] == ["userId"] and row["row_key"] == '["5"]'
+
+
+def test_encrypted_messages_are_quarantined_with_that_reason() -> None:
+    encrypted = {"iv": "AAAA", "bytes": "BBBB"}
+    for doc in (dict(INSERT, data=None, encrypted=encrypted), {"encrypted": encrypted}):
+        doc = {k: v for k, v in doc.items() if v is not None}
+        with pytest.raises(DecodeError, match="encrypt"):
+            MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+
+
+def test_dead_letter_skeleton_row_is_quarantined_as_such() -> None:
+    # RowIdentity.toFallbackValueWithReason: {"database","table","reason","data": {pk}}.
+    doc = {"database": "d", "table": "t", "reason": "RecordTooLargeException", "data": {"id": 1}}
+    with pytest.raises(DecodeError, match="dead_letter_topic"):
+        MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))

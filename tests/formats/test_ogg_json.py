@@ -104,3 +104,45 @@ def test_insert_without_the_key_columns_it_names_is_quarantined() -> None:
         _rows({"table": "S.T1", "op_type": "I", "op_ts": "2020-05-13 15:40:07.000000",
                "pos": "144", "primary_keys": ["id"], "after": {"ID": 102, "name": "car battery"}})
     assert info.value.reason == errors.MISSING_KEY and "insert" in str(info.value)
+
+
+def test_without_op_type_the_images_give_update_and_delete_only() -> None:
+    # includeOpType=false: operation formatters write insert after-only, update before+after,
+    # delete before-only; an after image alone cannot be told from an update without before image.
+    base = {"table": "S.T", "op_ts": "2020-05-13 15:40:06.000000", "pos": "00000000000000001445",
+            "primary_keys": ["ID"]}
+    update = _rows(dict(base, before={"ID": 1, "V": "a"}, after={"ID": 1, "V": "b"}))[0]
+    assert update["op"] == "UPDATE" and update["row_key"] == '["1"]'
+    delete = _rows(dict(base, before={"ID": 1, "V": "b"}, after=None))[0]
+    assert delete["op"] == "DELETE" and delete["before"] == {"ID": "1", "V": "b"}
+    for ambiguous in (dict(base, before=None, after={"ID": 2}), dict(base, ID=2, V="c")):
+        with pytest.raises(DecodeError) as info:
+            _rows(ambiguous)
+        assert info.value.reason == errors.MISSING_FIELD and "includeOpType" in info.value.detail
+
+
+def test_detected_without_op_ts_or_op_type() -> None:
+    from spark_jobs.formats.detect import detect
+    from spark_jobs.formats.values import loads_exact
+
+    no_op_ts = {"table": "S.T", "op_type": "I", "current_ts": "2020-05-13T15:40:13.000000",
+                "pos": "00000000000000001445", "after": {"ID": 1}}
+    no_op_type = {"table": "S.T", "op_ts": "2020-05-13 15:40:06.000000", "pos": "1",
+                  "before": {"ID": 1}, "after": {"ID": 1}}
+    for doc in (no_op_ts, no_op_type):
+        assert detect(loads_exact(json.dumps(doc))) is OggJsonDecoder
+    [row] = _rows(no_op_ts)
+    assert row["event_time"] is None and row["produced_time"] is not None
+
+
+def test_custom_op_key_is_quarantined_naming_the_setting() -> None:
+    with pytest.raises(DecodeError) as info:
+        _rows({"table": "S.T", "op_type": "INS", "op_ts": "2020-05-13 15:40:06", "after": {"ID": 1}})
+    assert info.value.reason == errors.INVALID_OP and "insertOpKey" in info.value.detail
+
+
+def test_iso8601_format_false_current_ts_reads_the_same() -> None:
+    base = {"table": "S.T", "op_type": "I", "op_ts": "2020-05-13 15:40:06.000000", "after": {"ID": 1}}
+    iso = _rows(dict(base, current_ts="2020-05-13T15:40:13.123000"))[0]
+    spaced = _rows(dict(base, current_ts="2020-05-13 15:40:13.123000"))[0]
+    assert iso["produced_time"] == spaced["produced_time"] is not None
