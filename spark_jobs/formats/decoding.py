@@ -22,6 +22,8 @@ MAX_MICROS = 253_402_300_799_999_999
 TEXT_FIELDS = tuple(name for name, sql_type in CHANGE_ROW_COLUMNS if sql_type == "string")
 _TEXT_OR_NULL = (str, type(None))
 _ROW_OPS = frozenset({"INSERT", "SNAPSHOT", "UPDATE", "DELETE"})
+# Changes that must name the table they apply to (a DDL may name only its database).
+_TABLE_OPS = _ROW_OPS | {"TRUNCATE"}
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,31 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
                 detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' is out of range "
                           f"(years 0001-9999): {value} microseconds since the epoch")
                 return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
+        if not row.get("table_name") and row.get("op") in _TABLE_OPS:
+            if not decoder.options.source_table:
+                detail = (f"{row.get('source_format') or decoder.format_id}: the "
+                          f"{str(row['op']).lower()} names no table and the topic sets no "
+                          "'source_table' (database.table) to apply it to")
+                return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
+            _place_in_configured_table(decoder, row, decoder.options.source_table)
         unplaced = _unplaced_key(row)
         if unplaced is not None:
             detail = f"{row.get('source_format') or decoder.format_id}: {unplaced}"
             return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_KEY, detail))
     return Outcome(rows=decoded.rows)
+
+
+def _place_in_configured_table(decoder: Decoder, row: dict[str, Any], source_table: str) -> None:
+    """A change that names no table (Flink SQL's canal-json sink writes none) goes to the topic's
+    ``source_table`` (``database.table`` or ``database.schema.table``), keyed by the key columns
+    configured for that table when the message names none."""
+    parts = source_table.split(".")
+    row["database"], row["table_name"] = parts[0], parts[-1]
+    row["schema_name"] = parts[1] if len(parts) == 3 else None
+    keys = decoder.key_override(row["database"], row["table_name"])
+    if keys and not row.get("primary_key_columns"):
+        row["primary_key_columns"] = list(keys)
+        row["row_key"] = key_of(row.get("before") if row["op"] == "DELETE" else row.get("after"), keys)
 
 
 def _unplaced_key(row: dict[str, Any]) -> str | None:

@@ -412,3 +412,15 @@ def test_update_images_swapped_reads_legacy_alibaba_dts_updates() -> None:
     deleted = canal(type="DELETE", data=None, old=[{"id": "7", "name": "z", "ts": None, "bin": None}])
     [row] = decode("canal_json", deleted, update_images_swapped=True)
     assert (row["op"], row["row_key"], row["before"]["name"]) == ("DELETE", '["7"]', "z")
+
+
+def test_a_change_naming_no_table_goes_to_the_topics_source_table() -> None:
+    # Flink SQL's canal-json sink writes {"data": [...], "type": ...} and nothing else.
+    message = RawMessage(value=b'{"data":[{"k":"7","v":"x"}],"type":"DELETE"}')
+    options = FormatOptions(source_table="db.sch.t", primary_key_overrides={"db.t": ("k",)})
+    [row] = decode_one(get_decoder("canal_json", options), message).rows
+    assert (row["database"], row["schema_name"], row["table_name"]) == ("db", "sch", "t")
+    assert (row["op"], row["primary_key_columns"], row["row_key"]) == ("DELETE", ["k"], '["7"]')
+    rejected = decode_one(get_decoder("canal_json"), message).rejected
+    assert rejected is not None and rejected.reason == "MISSING_FIELD"
+    assert "names no table" in rejected.detail
