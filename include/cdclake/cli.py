@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--flattened", action="store_true",
                    help="debezium_json: Debezium ExtractNewRecordState output (tombstones are deletes)")
     p.add_argument("--source-table", help="database.table (or database.schema.table) of messages "
-                                          "that name none (flattened rows, tombstones)")
+                                          "that name none (Flink SQL canal-json/debezium-json "
+                                          "sinks, Debezium flattened rows and tombstones)")
     p.add_argument("--binary-encoding", choices=["latin1", "hex", "base64", "byte_list"],
                    help="Canal family: how binary columns travel, when not the format's own "
                         "(hex: Tencent Cloud DTS Canal JSON, not-fully-compatible mode)")
