@@ -8,6 +8,10 @@ a 13-branch union (Integer, Character, Decimal, ...); each branch has its own ca
 The primary key is not a schema field: it is the JSON in ``tags["pk_uk_info"]``. For a sharded
 PolarDB-X 1.0 (DRDS) source ``objectName`` is the physical shard and ``tags["l_db_name"]`` /
 ``tags["l_tb_name"]`` the logical names, which ``database``/``table_name`` report.
+``id`` is no ordering key (the vendor demos: it "can not be used as unique identifier"); the
+order is ``sourceTimestamp`` (epoch seconds) then the Kafka offset, as the vendor's own
+``timestamp@offset`` checkpoints. MongoDB row changes carry no ``fields``: the SDK names the two
+image values ``_value`` and ``_id``.
 Decoding rules: the project's ``formats/README.md`` (section 1) and Alibaba's Java SDK.
 """
 
@@ -77,6 +81,7 @@ PG_TYPES: dict[int, tuple[str | None, str | None]] = {
     114: ("JSON", None), 3802: ("JSON", None),
 }
 PG_BOOL, PG_JSONB = 16, 3802
+MONGO_FIELDS = ("_value", "_id")
 
 # MySQL charset names -> Python codecs (MySQL "latin1" is Windows-1252).
 CHARSETS = {
@@ -85,10 +90,16 @@ CHARSETS = {
     "ascii": "ascii", "ucs2": "utf-16-be", "utf16": "utf-16-be", "utf16le": "utf-16-le",
     "utf32": "utf-32-be", "cp1251": "cp1251", "cp1250": "cp1250", "latin2": "iso8859-2",
     "sjis": "shift_jis", "ujis": "euc_jp", "euckr": "euc_kr", "cp932": "cp932",
+    # MySQL names Python does not know, as the vendor SDK maps them (JDKCharsetMapper); koi8u is
+    # decoded as KOI8-U itself (the SDK's KOI8-R would misread its 8 Ukrainian letters).
+    "armscii8": "cp1252", "dec8": "cp1252", "geostd8": "cp1252", "hp8": "cp1252",
+    "swe7": "cp1252", "keybcs2": "cp852", "koi8r": "koi8_r", "koi8u": "koi8_u",
+    "macce": "mac_latin2", "macroman": "mac_roman", "greek": "iso8859-7", "hebrew": "iso8859-8",
+    "latin5": "iso8859-9", "latin7": "iso8859-13", "tis620": "tis_620",
 }
 
 _INT64 = (-(2**63), 2**63 - 1)
-_OFFSET_ZONE = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+_OFFSET_ZONE = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?$")
 
 
 @cache
@@ -174,7 +185,11 @@ class DtsAvroDecoder(Decoder):
         return {
             "db_type": record["source"]["sourceType"],
             "event_time": record["sourceTimestamp"] * 1_000_000,
-            "source_sequence": f"{record['id']:020d}" if record["id"] >= 0 else str(record["id"]),
+            # Not ``id``: both vendor consumers say "record id can not be used as unique
+            # identifier" (subscribe_example MysqlRecordPrinter, SDK DefaultRecordPrintListener);
+            # the vendor resumes by sourceTimestamp@Kafka offset, so event time and Kafka
+            # coordinates order DTS changes.
+            "source_sequence": None,
             "source_position": record["sourcePosition"] or None,
             "transaction_id": transaction_id(record),
         }
@@ -217,12 +232,18 @@ class DtsAvroDecoder(Decoder):
         op = "SNAPSHOT" if operation == "INIT" else CHANGE_OPS[operation]
         database, schema, table = self._names(record, ddl=False)
         fields = record.get("fields")
+        source_type = record["source"]["sourceType"]
+        if not isinstance(fields, list) and source_type == "MongoDB":
+            # SDK LazyRecordDeserializer.deserializeFieldListAndIndex: a MongoDB INSERT/UPDATE/
+            # DELETE has the fields "_value" (the document) and "_id", whatever ``fields`` holds.
+            width = max((len(record[side]) for side in ("beforeImages", "afterImages")
+                         if isinstance(record.get(side), list)), default=len(MONGO_FIELDS))
+            fields = [{"name": name, "dataTypeNumber": 0} for name in MONGO_FIELDS[:width]]
         if not isinstance(fields, list):
             raise self.fail(errors.MISSING_FIELD,
                             f"'fields' must be an array of Field on a {operation} record")
         names = [f["name"] for f in fields]
         codes = [f["dataTypeNumber"] for f in fields]
-        source_type = record["source"]["sourceType"]
         # Fractions are microseconds for MySQL/PostgreSQL, nanoseconds otherwise; a "<->" position
         # marks PolarDB/PPAS physical-log readers, which use nanoseconds (SDK deserializeHeader).
         micro = source_type in ("MySQL", "PostgreSQL") and "<->" not in record["sourcePosition"]
@@ -397,7 +418,8 @@ def _datetime_text(parts: dict[str, int | None], meaning: str | None,
     """A DateTime by its column type (MySQL code) or, without one, by the parts present."""
     year, month, day = parts.get("year"), parts.get("month"), parts.get("day")
     hour, minute, second = parts.get("hour"), parts.get("minute"), parts.get("second")
-    fraction = _fraction(parts.get("millis"), digits)
+    millis = parts.get("millis")
+    fraction = _fraction(abs(millis) if millis else millis, digits)
     has_date = year is not None and month is not None and day is not None
     has_time = hour is not None and minute is not None
     if meaning is None:
@@ -410,8 +432,12 @@ def _datetime_text(parts: dict[str, int | None], meaning: str | None,
         _check_date(text, year, month, day)
         return text, "DATE"
     if meaning == "TIME" and has_time:
-        sign = "-" if hour < 0 else ""  # MySQL TIME spans -838:59:59 .. 838:59:59
-        return f"{sign}{abs(hour):02d}:{minute:02d}:{second or 0:02d}{fraction}", "TIME"
+        # MySQL TIME spans -838:59:59 .. 838:59:59. DTS writes a negative value with every part
+        # negated (-00:30:00 is hour 0, minute -30): the value is negative when any part is, and
+        # each part prints as its magnitude (vendor DateTime.toJdbcString / MysqlFieldConverter).
+        sign = "-" if any((p or 0) < 0 for p in (hour, minute, second, millis)) else ""
+        return (f"{sign}{abs(hour):02d}:{abs(minute):02d}:{abs(second or 0):02d}{fraction}",
+                "TIME")
     if meaning == "DATETIME" and has_date:
         date_text = f"{year:04d}-{month:02d}-{day:02d}"
         time_text = f"{hour or 0:02d}:{minute or 0:02d}:{second or 0:02d}"
@@ -458,7 +484,8 @@ def _zone_offset(zone: str, wall: datetime) -> timedelta:
     match = _OFFSET_ZONE.match(text)
     if match:
         sign = -1 if match[1] == "-" else 1
-        return sign * timedelta(hours=int(match[2]), minutes=int(match[3] or 0))
+        return sign * timedelta(hours=int(match[2]), minutes=int(match[3] or 0),
+                                seconds=int(match[4] or 0))
     try:
         offset = wall.replace(tzinfo=ZoneInfo(text)).utcoffset()
     except (ZoneInfoNotFoundError, ValueError):

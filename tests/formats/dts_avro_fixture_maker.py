@@ -143,7 +143,8 @@ def main() -> None:
         dt(year=0, month=0, day=0),
         dt(year=2023, month=10, day=11, hour=8, minute=33, second=28, millis=500),
         dt(year=0, month=0, day=0, hour=0, minute=0, second=0),
-        dt(hour=-12, minute=30, second=5, millis=250000),
+        # DTS negates every part of a negative TIME (subscribe_example MysqlFieldConverter).
+        dt(hour=-12, minute=-30, second=-5, millis=-250000),
         dt(hour=838, minute=59, second=59),
         dt(year=2024),
         v("TimestampWithTimeZone", {"value": {"year": 2023, "month": 10, "day": 11, "hour": 16,
@@ -165,6 +166,32 @@ def main() -> None:
     ]
     write("every_value_branch", [encode(record("INSERT", "shop.all_types", every, None, values,
                                                rid=8, tags=PK))])
+    # Value rules of Alibaba's own consumers (see the folder's SOURCE.md): MySQL TIME with every
+    # part negated, fractions in microseconds for DateTime and Timestamp, BIT/YEAR, MySQL-only
+    # charset names, a zone with an hour of one digit.
+    rules = [("id", 8), ("t_minus_half_hour", 19), ("t_neg", 19), ("t_min", 19), ("t_frac", 19),
+             ("t_over_100", 11), ("dt_micro", 18), ("ts_micro", 17), ("bits", 16), ("yr", 13),
+             ("koi8r", 253), ("latin5", 253), ("macce", 253), ("tstz_gmt", 18)]
+    rules_values = [
+        integer("1"),
+        dt(hour=0, minute=-30, second=0),
+        dt(hour=-1, minute=-2, second=-3, millis=-4),
+        dt(hour=-838, minute=-59, second=-59),
+        dt(hour=0, minute=0, second=0, millis=1),
+        dt(hour=100, minute=0, second=0),
+        dt(year=2023, month=10, day=11, hour=8, minute=33, second=28, millis=1),
+        v("Timestamp", {"timestamp": 1696984408, "millis": 5}),
+        integer("5", 1),
+        dt(year=1901),
+        chars("", "koi8r", raw="Привет".encode("koi8_r")),
+        chars("", "latin5", raw="Ğış".encode("iso8859-9")),
+        chars("", "macce", raw="Łódź".encode("mac_latin2")),
+        v("TimestampWithTimeZone", {"value": {"year": 2023, "month": 10, "day": 11, "hour": 8,
+                                              "minute": 33, "second": 28, "millis": 120000},
+                                    "timezone": "GMT+8:00"}),
+    ]
+    write("vendor_value_rules", [encode(record("INSERT", "shop.rules", rules, None, rules_values,
+                                               rid=17, tags=PK))])
     # A producer from before bornTimestamp existed: the datum ends after afterImages.
     write("legacy_schema", [encode(record("INSERT", "shop.orders", ORDERS, None,
                                           orders_image("1002", "Li Si", "5.00", "NEW"), rid=9,

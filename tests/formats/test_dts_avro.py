@@ -135,3 +135,69 @@ def test_timestamp_with_time_zone_early_year_and_invalid_value() -> None:
     row = DtsAvroDecoder().decode(RawMessage(value=maker.encode(rec))).rows[0]
     assert row["after"]["early"] == "0001-01-01T16:00:00Z"
     assert row["after"]["bad"] is not None and len(row["warnings"]) == 1
+
+
+def _row(rec: dict) -> dict:
+    return DtsAvroDecoder().decode(RawMessage(value=maker.encode(rec))).rows[0]
+
+
+def test_record_id_is_not_the_ordering_key() -> None:
+    """subscribe_example ``boot/MysqlRecordPrinter.java`` (45bb6d6c) and the SDK's
+    ``DefaultRecordPrintListener``: "record id can not be used as unique identifier"."""
+    rec = maker.record("INSERT", "db.t", [("a", 8)], None, [maker.integer("1")], rid=1858644)
+    assert _row(rec)["source_sequence"] is None
+
+
+def test_negative_time_has_every_part_negated() -> None:
+    """MysqlFieldConverter.TimeAdapter (subscribe_example 89997e3c) and SDK DateTime.toJdbcString:
+    negative when any part is, each part printed as its magnitude."""
+    fields = [("a", 19), ("b", 19), ("c", 11)]
+    rec = maker.record("INSERT", "db.t", fields, None, [
+        maker.dt(hour=0, minute=0, second=-1), maker.dt(hour=0, minute=0, second=0, millis=-500),
+        maker.dt(hour=-100, minute=-1, second=0)])
+    assert _row(rec)["after"] == {"a": "-00:00:01", "b": "-00:00:00.0005", "c": "-100:01:00"}
+
+
+def test_physical_log_reader_position_means_nanosecond_fractions() -> None:
+    """SDK LazyRecordDeserializer.deserializeHeader: MySQL/PostgreSQL with ``<->`` in
+    sourcePosition is a PPAS/physical-log reader whose DateTime fraction is nanoseconds."""
+    fields = [("at", 1114)]
+    value = [maker.dt(year=2023, month=1, day=2, hour=3, minute=4, second=5, millis=120)]
+    pg = maker.record("INSERT", "db.public.t", fields, None, value, source="PostgreSQL",
+                      pos="0/16B3748<->0/16B3750")
+    assert _row(pg)["after"] == {"at": "2023-01-02T03:04:05.00000012"}
+    pg["sourcePosition"] = "0/16B3748"
+    assert _row(pg)["after"] == {"at": "2023-01-02T03:04:05.00012"}
+
+
+def test_postgresql_bool_false_and_zone_offset_with_seconds() -> None:
+    """SDK TextObject for PostgreSQL bool (16): ``t``/``true`` is true, ``f`` false;
+    DateTime.validateAndConvertTimeZone accepts offsets with seconds (``+08:20:30``)."""
+    fields = [("flag", 16), ("at", 1184)]
+    zoned = maker.v("TimestampWithTimeZone", {"value": {
+        "year": 2023, "month": 1, "day": 1, "hour": 8, "minute": 20, "second": 30, "millis": None},
+        "timezone": "+08:20:30"})
+    rec = maker.record("INSERT", "db.public.t", fields, None,
+                       [maker.v("TextObject", {"type": "BOOL", "value": "f"}), zoned],
+                       source="PostgreSQL")
+    assert _row(rec)["after"] == {"flag": "false", "at": "2023-01-01T00:00:00Z"}
+
+
+def test_mongodb_images_are_value_and_id() -> None:
+    """SDK LazyRecordDeserializer.deserializeFieldListAndIndex: a MongoDB INSERT/UPDATE/DELETE
+    has the fields ``_value`` and ``_id`` whatever ``fields`` carries."""
+    doc = maker.v("TextObject", {"type": "DOCUMENT", "value": '{"_id": 1, "n": "x"}'})
+    rec = maker.record("INSERT", "app.users", None, None,
+                       [doc, maker.v("TextObject", {"type": "OBJECTID", "value": "1"})],
+                       source="MongoDB")
+    row = _row(rec)
+    assert (row["database"], row["table_name"]) == ("app", "users")
+    assert row["after"] == {"_value": '{"_id": 1, "n": "x"}', "_id": "1"}
+
+
+def test_mysql_only_charset_names_decode() -> None:
+    """SDK common/JDKCharsetMapper.java (824abf9c): MySQL names such as ``macce``, ``koi8r``."""
+    rec = maker.record("INSERT", "db.t", [("a", 253), ("b", 253)], None, [
+        maker.chars("", "macce", raw="Łódź".encode("mac_latin2")),
+        maker.chars("", "koi8r", raw="Привет".encode("koi8_r"))])
+    assert _row(rec)["after"] == {"a": "Łódź", "b": "Привет"}
