@@ -47,6 +47,23 @@ names the deleted row's key in ``after`` (read as the before image), ``op`` ``i`
 (a snapshot row when ``source.snapshot``), ``r`` is a range tombstone (rejected: it deletes a range
 of rows that no key names), the 1.x source time is ``ts_micro``, and the manual's source ``ts_ms``
 holds microseconds (read so when it is beyond year 9999 as milliseconds).
+CloudEvents: Debezium's ``io.debezium.converters.CloudEventsConverter`` (structured mode, JSON
+envelope) writes ``{"id", "source", "specversion": "1.0", "type", "time", "datacontenttype",
+"iodebeziumop", "iodebezium<source field>"..., "iodebeziumtx<transaction field>"..., "data"}``;
+``_cloudevent_envelope`` turns it back into the envelope above. ``data`` holds the data fields
+(``before``/``after``; MongoDB ``before``/``after``/``updateDescription``, before 2.x
+``after``/``patch``[/``filter``]) as ``{"schema", "payload"}`` (``json.schemas.enable``, the
+default) or bare. A source attribute's name is ``iodebezium`` + the field name without its
+non-alphanumeric characters (``iodebeziumtsms`` is ``ts_ms``, ``iodebeziumtxId`` PostgreSQL's
+``txId``); int64 fields are sent as text. ``iodebeziumtxid`` / ``iodebeziumtxtotalorder`` /
+``iodebeziumtxdatacollectionorder`` are the ``transaction`` block. Not decoded (rejected, saying
+why): Avro ``data`` (``data.serializer.type=avro``, base64 text); events without ``iodebeziumop``
+(``extension.attributes.enable=false``: neither the operation nor the table is in the event);
+``data`` without row images (``metadata.source=header`` after an SMT such as the outbox router).
+Detection (``matches``, before every envelope rule): ``specversion`` and either a Debezium
+``type`` (``io.debezium.<connector>.datachangeevent`` up to 2.x,
+``io.debezium.connector.<connector>.DataChangeEvent`` later) or any ``iodebezium*`` attribute
+(``type`` set from a header). No other format has ``specversion``, so the match is unambiguous.
 Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
 followed here (``before`` = row before the change).
 """
@@ -136,6 +153,20 @@ _FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "tab
                 "lsn", "xmin", "scn", "commit_scn", "change_lsn", "commit_lsn", "event_serial_no",
                 "keyspace", "shard", "vgtid"}
 
+# CloudEvents (see _cloudevent_envelope): attribute prefix, the transaction block's attributes, and
+# the source fields whose attribute names lost a non-alphanumeric character (CloudEventsConverter
+# .adjustExtensionName keeps [A-Za-z0-9] only); any other attribute is the field of its own name.
+_CE_PREFIX = "iodebezium"
+_CE_OP = _CE_PREFIX + "op"
+_CE_TRANSACTION = {"iodebeziumtxid": "id", "iodebeziumtxtotalorder": "total_order",
+                   "iodebeziumtxdatacollectionorder": "data_collection_order"}
+_CE_SOURCE_FIELDS = {name.replace("_", ""): name for name in (
+    "ts_ms", "ts_us", "ts_ns", "server_id", "change_lsn", "commit_lsn", "begin_lsn", "commit_scn",
+    "event_serial_no", "commit_ts", "server_transaction_id", "rs_id", "redo_thread", "user_name",
+    "row_id")}
+# Data fields that hold a change's row images (relational and MongoDB connectors).
+_CE_IMAGE_FIELDS = ("before", "after", "patch", "updateDescription")
+
 
 def unwrap(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """(payload, schema): the envelope's parts, or the document itself when it has no envelope."""
@@ -157,6 +188,8 @@ class DebeziumJsonDecoder(JsonDecoder):
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
+        if _is_cloudevent(doc):
+            return True
         payload, schema = unwrap(doc)
         if not isinstance(payload, dict):
             return False
@@ -181,7 +214,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         return super().decode(message)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
-        payload, schema = unwrap(doc)
+        payload, schema = self._cloudevent_envelope(doc) if _is_cloudevent(doc) else unwrap(doc)
         if payload is None:
             return self._tombstone(message)
         if not isinstance(payload, dict):
@@ -215,6 +248,50 @@ class DebeziumJsonDecoder(JsonDecoder):
             raise self.fail(errors.MISSING_FIELD, "'op' is null")
         raise self.fail(errors.MISSING_FIELD, "'op' is missing (and the message is no schema-change, "
                                               "transaction or heartbeat event)")
+
+    def _cloudevent_envelope(self, doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """(payload, schema) of the Debezium envelope a CloudEvent was made from.
+
+        CloudEventsConverter.convertToCloudEventsFormat: ``iodebeziumop`` is ``op``, each source
+        field an ``iodebezium*`` attribute, each transaction field an ``iodebeziumtx*`` one (set
+        only when the event has a transaction block), ``data`` the data fields. The envelope's own
+        ``ts_ms`` (processing time) is not carried, so ``produced_time`` stays empty."""
+        if doc.get(_CE_OP) is None:
+            raise self.fail(errors.MISSING_FIELD, "CloudEvent has no 'iodebeziumop': the converter ran with "
+                                                  "extension.attributes.enable=false, so neither the "
+                                                  "operation nor the source table is in the event")
+        data = doc.get("data")
+        if not isinstance(data, dict):
+            content_type = doc.get("datacontenttype")
+            if content_type == "application/avro" or isinstance(data, str):
+                raise self.fail(errors.INVALID_FIELD,
+                                f"CloudEvent 'data' is Avro (datacontenttype {content_type!r}, schema "
+                                f"{doc.get('dataschema')!r}): written with data.serializer.type=avro; "
+                                "only JSON data (data.serializer.type=json) is decoded")
+            raise self.fail(errors.INVALID_FIELD, "CloudEvent 'data' must be an object")
+        payload, schema = unwrap(data)
+        if not isinstance(payload, dict) or not any(name in payload for name in _CE_IMAGE_FIELDS):
+            raise self.fail(errors.MISSING_FIELD,
+                            "CloudEvent 'data' holds no row images (before/after): not a table change "
+                            "(metadata.source=header after an SMT such as the outbox event router?)")
+        source: dict[str, Any] = {}
+        transaction: dict[str, Any] = {}
+        for name, value in doc.items():
+            if name in _CE_TRANSACTION:
+                if value is not None:
+                    transaction[_CE_TRANSACTION[name]] = value
+            elif name.startswith(_CE_PREFIX) and name != _CE_OP:
+                field = name[len(_CE_PREFIX):]
+                source[_CE_SOURCE_FIELDS.get(field, field)] = value
+        envelope = {**payload, "op": doc[_CE_OP], "source": source}
+        if transaction:
+            envelope["transaction"] = transaction
+        fields = (schema.get("fields") or []) if schema else []
+        if schema and not any(isinstance(f, dict) and f.get("field") == "op" for f in fields):
+            # The data schema (io.debezium.connector.<connector>.Data) describes the data fields
+            # only; the envelope's describes op too, which value_specs reads as "Debezium's".
+            schema = {**schema, "fields": [*fields, {"type": "string", "optional": False, "field": "op"}]}
+        return envelope, schema
 
     # -- metadata --------------------------------------------------------------------------
     def _source(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -1060,6 +1137,16 @@ def _deleted_flag(value: Any) -> bool | None:
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     return None
+
+
+def _is_cloudevent(doc: dict[str, Any]) -> bool:
+    """A CloudEvent of Debezium's CloudEventsConverter (see the module docstring)."""
+    if "specversion" not in doc:
+        return False
+    kind = doc.get("type")
+    debezium_type = (isinstance(kind, str) and kind.lower().startswith("io.debezium.")
+                     and kind.lower().endswith(".datachangeevent"))
+    return debezium_type or any(name.startswith(_CE_PREFIX) for name in doc)
 
 
 def _is_schema_change(payload: dict[str, Any]) -> bool:

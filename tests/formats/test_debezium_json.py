@@ -617,3 +617,77 @@ def test_cassandra_range_tombstone_is_rejected() -> None:
                      "after": {"id": {"value": 1, "deletion_ts": None, "set": True},
                                ".range_start": "a", ".range_end": "b"}})
     assert info.value.reason == errors.INVALID_OP
+
+
+# -- CloudEvents (CloudEventsConverter, JSON envelope and data) ------------------------------
+
+BITS = {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,
+        "parameters": {"length": "16"}, "field": "flags"}
+ROW_SCHEMA = {"type": "struct", "optional": True, "name": "srv.inventory.t.Value", "fields": [
+    {"type": "int32", "optional": False, "field": "id"},
+    {"type": "bytes", "optional": True, "name": DECIMAL, "parameters": {"scale": "2"}, "field": "price"},
+    BITS]}
+ROW = {"id": 7, "price": "AOY=", "flags": "AQI="}
+PG_SOURCE = {"version": "2.5.0.Final", "connector": "postgresql", "name": "srv", "ts_ms": 1700000000123,
+             "snapshot": "false", "db": "inventory", "sequence": "[null,\"100\"]", "schema": "public",
+             "table": "t", "txId": 900, "lsn": 100, "xmin": None}
+DATA_SCHEMA = {"type": "struct", "optional": False, "name": "io.debezium.connector.postgresql.Data",
+               "fields": [{**ROW_SCHEMA, "field": "before"}, {**ROW_SCHEMA, "field": "after"}]}
+TRANSACTION = {"id": "900:100", "total_order": 2, "data_collection_order": 1}
+
+
+def _cloudevent(op: str, before: dict | None, after: dict | None) -> dict:
+    """What CloudEventsConverter writes for the envelope ``_envelope`` gives (json.schemas.enable)."""
+    attributes = {"iodebezium" + "".join(c for c in name if c.isalnum()):
+                  str(value) if name in ("ts_ms", "txId", "lsn") else value
+                  for name, value in PG_SOURCE.items()}
+    return {"id": "name:srv;lsn:100;txId:900;sequence:[null,\"100\"]", "source": "/debezium/postgresql/srv",
+            "specversion": "1.0", "type": "io.debezium.connector.postgresql.DataChangeEvent",
+            "time": "2023-11-14T22:13:20.123Z", "datacontenttype": "application/json",
+            "iodebeziumop": op, **attributes, "iodebeziumtxid": "900:100", "iodebeziumtxtotalorder": "2",
+            "iodebeziumtxdatacollectionorder": "1",
+            "data": {"schema": DATA_SCHEMA, "payload": {"before": before, "after": after}}}
+
+
+def _envelope(op: str, before: dict | None, after: dict | None) -> dict:
+    schema = {"type": "struct", "optional": False, "name": "srv.inventory.t.Envelope", "fields": [
+        {**ROW_SCHEMA, "field": "before"}, {**ROW_SCHEMA, "field": "after"},
+        {"type": "struct", "fields": [], "field": "source"}, {"type": "string", "field": "op"}]}
+    return {"schema": schema, "payload": {"before": before, "after": after, "source": PG_SOURCE, "op": op,
+                                          "transaction": TRANSACTION}}
+
+
+@pytest.mark.parametrize(("op", "before", "after"), [
+    ("c", None, ROW), ("u", ROW, {**ROW, "price": "AU0="}), ("d", ROW, None), ("r", None, ROW)])
+def test_cloudevent_gives_the_row_of_its_envelope(op: str, before: dict | None, after: dict | None) -> None:
+    key = {"id": 7}
+    from_event = DebeziumJsonDecoder().decode(message(_cloudevent(op, before, after), key)).rows[0]
+    from_envelope = DebeziumJsonDecoder().decode(message(_envelope(op, before, after), key)).rows[0]
+    assert from_event == from_envelope
+    assert from_event["transaction_id"] == "900:100" and from_event["source_position"] == "100"
+    image = from_event["after"] or from_event["before"]
+    assert image["flags"] == "AgE=" and image["price"] in ("2.30", "3.33")  # Bits read big-endian
+
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    ({"specversion": "1.0", "type": "io.debezium.connector.mysql.DataChangeEvent", "data": {}}, True),
+    ({"specversion": "1.0", "type": "io.debezium.mysql.datachangeevent", "data": {}}, True),
+    ({"specversion": "1.0", "type": "UserCreated", "iodebeziumop": "c", "data": {}}, True),
+    ({"specversion": "1.0", "type": "com.example.order.created", "data": {}}, False),
+    ({"type": "io.debezium.connector.mysql.DataChangeEvent", "data": {}}, False),
+])
+def test_cloudevent_detection(doc: dict, expected: bool) -> None:
+    assert DebeziumJsonDecoder.matches(doc) is expected
+
+
+@pytest.mark.parametrize(("change", "reason", "words"), [
+    ({"iodebeziumop": None}, errors.MISSING_FIELD, "extension.attributes.enable=false"),
+    ({"datacontenttype": "application/avro", "data": "AAAAAAEAAgICAg=="}, errors.INVALID_FIELD,
+     "data.serializer.type=avro"),
+    ({"type": "UserCreated", "data": {"someField1": "some value 1"}}, errors.MISSING_FIELD, "no row images"),
+])
+def test_cloudevent_without_a_decodable_change_is_rejected_saying_why(change: dict, reason: str,
+                                                                      words: str) -> None:
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message({**_cloudevent("c", None, ROW), **change}))
+    assert info.value.reason == reason and words in info.value.detail
