@@ -670,7 +670,10 @@ def _enum_labels(type_names: dict[str, Any],
     for column, name in type_names.items():
         if not isinstance(name, str):
             continue
-        parsed = _labels_of(name)
+        bare = name.strip().lower()
+        # TiCDC's default canal-json names the type alone ("enum", "set"): the index or bitmask
+        # cannot become a label; it is kept, with a warning (content-compatible=true sends labels).
+        parsed = _labels_of(name) or ((bare == "set", ()) if bare in ("enum", "set") else None)
         if parsed is not None and _int_or_none(sql_types.get(column)) == (-7 if parsed[0] else 4):
             found[str(column)] = parsed
     return found
@@ -679,9 +682,14 @@ def _enum_labels(type_names: dict[str, Any],
 def enum_label_text(value: Any, is_set: bool, labels: tuple[str, ...]) -> str:
     """Canal's ENUM index (0 = MySQL's invalid-value ``''``) or SET bitmask -> label text."""
     text = str(value).strip()
+    if not labels and not text.isdigit():
+        return str(value)  # no declaration to check it against: a label as sent
     if not text.isdigit():
         raise ConversionWarning(f"not an {'SET bitmask' if is_set else 'ENUM index'}: {value!r}")
     number = int(text)
+    if not labels:
+        raise ConversionWarning(f"{'SET bitmask' if is_set else 'ENUM index'} {number} with no "
+                                "labels declared (mysqlType names the type alone)")
     if not is_set:
         if number > len(labels):
             raise ConversionWarning(f"ENUM index {number} beyond the {len(labels)} labels")

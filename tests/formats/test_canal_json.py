@@ -110,6 +110,20 @@ def test_short_old_belongs_to_the_last_data_rows() -> None:
     assert rows[1]["row_key"] == '["2"]'
 
 
+def test_enum_index_without_declared_labels_is_kept_and_warned() -> None:
+    # TiCDC's default canal-json: mysqlType "enum"/"set" alone, the value the index/bitmask.
+    doc = canal(data=[{"id": "1", "e": "2", "s": "3", "l": "b"}], old=None, type="INSERT",
+                mysqlType={"id": "int", "e": "enum", "s": "set", "l": "enum"},
+                sqlType={"id": 4, "e": 4, "s": -7, "l": 4})
+    (row,) = decode("canal_json", doc)
+    assert row["after"] == {"id": "1", "e": "2", "s": "3", "l": "b"}
+    assert row["warnings"] == [
+        "column 'e': ENUM index 2 with no labels declared (mysqlType names the type alone); "
+        "original text kept",
+        "column 's': SET bitmask 3 with no labels declared (mysqlType names the type alone); "
+        "original text kept"]
+
+
 def test_enum_index_and_set_bitmask_become_labels() -> None:
     """Canal's RowsLogBuffer sends ENUM as its index (sqlType 4), SET as its bitmask (-7)."""
     doc = canal(data=[{"id": "1", "e": "2", "s": "5", "z": "0", "q": "1"}], old=None,
