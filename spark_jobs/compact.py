@@ -48,7 +48,9 @@ Typed columns come from ``column_types`` (see :mod:`spark_jobs.logical_types`). 
 images or ``ALTER TABLE ... ADD COLUMN`` DDL) are added; types are widened by a commutative join;
 a change that cannot be represented (string vs bigint, a value that does not fit its column)
 fails that table with :class:`IncompatibleSchemaChange` — nothing of it is written — while the other
-tables of the hour are still compacted; the summary lists the failures.
+tables of the hour are still compacted; the summary lists the failures. One exception: a MySQL zero
+date (``0000-00-00``, a zero month or day) in a date or timestamp column is NULL there, as Debezium
+gives it; the changelog keeps the text and the decoder's warning.
 
 ``_cdc_run_id`` is the ``run_id`` of the changelog row that last changed the row (the normalize run
 that produced it), so the tables are a pure function of the changelog.
@@ -524,6 +526,10 @@ def _typed_source(results: DataFrame, columns: dict[str, str]) -> DataFrame:
         F.col("count").alias("_m_count"), F.col("stored_count").alias("_m_stored_count"))
 
 
+_DATE_TYPES = frozenset({"date", "timestamp", "timestamp_ntz"})
+_MYSQL_ZERO_DATE = r"^[0-9]{4}-(00-[0-9]{2}|[0-9]{2}-00)([ T].*)?$"
+
+
 def check_values(spark: SparkSession, table: str, results: DataFrame,
                  columns: dict[str, str]) -> dict[str, str]:
     """Widen bigint columns whose new values exceed int64; fail on values that fit no column type.
@@ -538,6 +544,11 @@ def check_values(spark: SparkSession, table: str, results: DataFrame,
     for i, (name, sql_type) in enumerate(sorted(typed_cols.items())):
         text = f"_vals[{_literal(name)}]"
         bad = f"{text} IS NOT NULL AND {cast_text(text, sql_type)} IS NULL"
+        if sql_type in _DATE_TYPES:
+            # MySQL's zero dates ('0000-00-00', '2021-00-15 10:00:00'): no date at all. The
+            # changelog keeps the text (with the decoder's warning); the typed column holds NULL,
+            # as Debezium and Maxwell's output_null_zerodates give them.
+            bad += f" AND NOT ({text} RLIKE {_literal(_MYSQL_ZERO_DATE)})"
         aggs.append(F.expr(f"min(CASE WHEN {bad} THEN {text} END)").alias(f"bad{i}"))
         if sql_type == "bigint":
             aggs.append(F.expr(f"max(CASE WHEN {bad} AND try_cast({text} AS decimal(38,0)) IS NOT NULL "

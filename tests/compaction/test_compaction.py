@@ -311,3 +311,30 @@ def test_same_table_name_in_two_schemas_gives_two_current_tables(spark):
         (1, "scott one"), (2, "scott two")]
     assert [(r["ID"], r["NAME"]) for r in spark.table("current.pay__orders").collect()] == [(7, "seven")]
     assert [r["_cdc_key"] for r in spark.table("current.nodb__hr__emp__tombstones").collect()] == ['["1"]']
+
+
+def test_mysql_zero_dates_are_null_in_typed_columns(spark):
+    """MySQL zero dates reach the changelog as sent (with the decoder's warning); a date or
+    timestamp column cannot hold them, so the current table has NULL there (as Debezium gives
+    them) instead of failing the table. Any other value that does not fit still fails it."""
+    from spark_jobs.tables import CHANGELOG
+    from tests.compaction.changes import Changes
+
+    zero = Changes("zero", "t", keys=["id"], types={"id": "LONG", "d": "DATE", "dt": "TIMESTAMP_NTZ"})
+    batch = [zero.row("INSERT", after={"id": "1", "d": "0000-00-00", "dt": "0000-00-00 00:00:00"}),
+             zero.row("INSERT", after={"id": "2", "d": "2021-05-00", "dt": "2021-00-15 10:00:00"}),
+             zero.row("INSERT", after={"id": "3", "d": "2021-05-01", "dt": "2021-05-01 10:00:00"})]
+    df = changelog_frame(spark, 90, batch, run_id="normalize__90")
+    df.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(90)).cast("timestamp"))
+    assert compact_hour(spark, hour(90), "c90").failures == []
+    assert sorted((r["id"], r["d"], r["dt"]) for r in spark.table("current.zero__t").collect()) == [
+        (1, None, None), (2, None, None),
+        (3, dt.date(2021, 5, 1), dt.datetime(2021, 5, 1, 10, 0))]
+
+    invalid = Changes("zero", "bad", keys=["id"], types={"id": "LONG", "d": "DATE"})
+    df = changelog_frame(spark, 91, [invalid.row("INSERT", after={"id": "1", "d": "2021-02-30"})],
+                         run_id="normalize__91")
+    df.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(91)).cast("timestamp"))
+    summary = compact_hour(spark, hour(91), "c91")
+    assert [(f.source, f.status) for f in summary.failures] == [("zero.bad", "FAILED")]
+    assert "'2021-02-30'" in summary.failures[0].message
