@@ -49,8 +49,9 @@ class TopicConfig:
 
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
 # family), and the encodings.
-BINARY_ENCODING_FORMATS = ("auto", "canal_json", "cloudcanal_json", "drs_json", "drs_json_c",
-                           "oms_canal")
+CANAL_FAMILY_FORMATS = ("auto", "canal_json", "cloudcanal_json", "drs_json", "drs_json_c", "oms_canal")
+# The same as spark_jobs.formats._canal_family.BINARY_ENCODINGS (not imported: this module is read
+# at DAG parse time and stays free of the decoders).
 BINARY_ENCODINGS = ("latin1", "hex", "base64", "byte_list")
 
 
@@ -224,23 +225,20 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
                                        f"topic {raw['name']!r}: 'update_images_swapped'"),
     )
     _check_flattened(topic)
-    _check_binary_encoding(topic)
-    if topic.update_images_swapped and topic.format not in BINARY_ENCODING_FORMATS:
-        raise ConfigError(f"topic {topic.name!r}: 'update_images_swapped' is read by the Canal "
-                          f"family ({', '.join(BINARY_ENCODING_FORMATS)}), not by {topic.format!r}")
+    _check_canal_family_options(topic)
     return topic
 
 
-def _check_binary_encoding(topic: TopicConfig) -> None:
-    if topic.binary_encoding is None:
-        return
+def _check_canal_family_options(topic: TopicConfig) -> None:
     where = f"topic {topic.name!r}"
-    if topic.binary_encoding not in BINARY_ENCODINGS:
+    if topic.binary_encoding is not None and topic.binary_encoding not in BINARY_ENCODINGS:
         raise ConfigError(f"{where}: 'binary_encoding' must be one of {list(BINARY_ENCODINGS)}, "
                           f"got {topic.binary_encoding!r}")
-    if topic.format not in BINARY_ENCODING_FORMATS:
-        raise ConfigError(f"{where}: 'binary_encoding' is read by the Canal family "
-                          f"({', '.join(BINARY_ENCODING_FORMATS)}), not by {topic.format!r}")
+    used = [name for name, set_ in (("binary_encoding", topic.binary_encoding is not None),
+                                    ("update_images_swapped", topic.update_images_swapped)) if set_]
+    if used and topic.format not in CANAL_FAMILY_FORMATS:
+        raise ConfigError(f"{where}: {used[0]!r} is read by the Canal family "
+                          f"({', '.join(CANAL_FAMILY_FORMATS)}), not by {topic.format!r}")
 
 
 def _boolean(value: Any, what: str) -> bool:
