@@ -1,9 +1,11 @@
 """SharePlex JSON: OceanBase OMS's "SharePlex" serialisation (seed 003) and Alibaba Cloud DTS's
 "Shareplex Json" (its Kafka data-format page).
 
-``{"data": {...}, "meta": {time, op: ins|upd|del, posttime, idx, size, seq, table, rowid, trans,
-scn}, "key": {...}}``. ``ins``/``del`` carry the whole row in ``data``; ``upd`` carries only the
-changed columns in ``data`` (a partial after image) and the before image in ``key``.
+``{"data": {...}, "meta": {time, op: ins|upd|del|ddl, posttime, idx, size, seq, table, rowid,
+trans, scn}, "key": {...}}``. ``ins``/``del`` carry the whole row in ``data``; ``upd`` carries only
+the changed columns in ``data`` (a partial after image) and the before image in ``key``. ``ddl``
+(OMS: "op ... ins/upd/del/ddl"; an empty ``data``, ``meta.rowid`` ``{db}.{table}-`` with no key)
+carries the statement in ``sql.ddl`` and becomes a DDL row.
 
 No key column names are sent: the row identity is the key-value part of ``meta.rowid``
 (``{db}.{table}-{values joined by U+0001}``), so ``primary_key_columns`` is empty unless the
@@ -43,6 +45,7 @@ OPS = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE",
 # Oracle ROWID: extended (18 characters of Oracle's base64 alphabet) or restricted
 # (block.row.file in hex).
 _ORACLE_ROWID = re.compile(r"^(?:[A-Za-z0-9+/]{18}|[0-9A-Fa-f]{8}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})$")
+DDL_OP = "ddl"  # OMS: the statement is in sql.ddl
 TIME_EXAMPLE = "2020-11-25T00:01:02"  # meta.time, meta.posttime: source time zone
 
 
@@ -55,6 +58,8 @@ class OmsSharePlexDecoder(JsonDecoder):
     def matches(cls, doc: dict[str, Any]) -> bool:
         meta = doc.get("meta")
         op = str(meta.get("op", "")).lower() if isinstance(meta, dict) else ""
+        if op == DDL_OP:
+            return isinstance(doc.get("sql"), dict) and "table" in meta
         return (isinstance(meta, dict) and op in OPS
                 and (isinstance(doc.get("data"), dict) or op == "truncate")
                 and ("rowid" in meta or "table" in meta))
@@ -62,9 +67,11 @@ class OmsSharePlexDecoder(JsonDecoder):
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         meta = self.require(doc, "meta", dict)
         op_text = self.require(meta, "op", str, where="meta")
+        if op_text.strip().lower() == DDL_OP:
+            return Decoded(rows=[self._ddl_row(doc, meta, message)])
         op = OPS.get(op_text.strip().lower())
         if op is None:
-            raise self.fail(errors.INVALID_OP, f"'meta.op' {op_text!r} is not ins, upd, del "
+            raise self.fail(errors.INVALID_OP, f"'meta.op' {op_text!r} is not ins, upd, del, ddl "
                                                "(INSERT, UPDATE, DELETE) or TRUNCATE")
         if op == "TRUNCATE":
             return Decoded(rows=[self._truncate_row(meta, message)])
@@ -105,6 +112,24 @@ class OmsSharePlexDecoder(JsonDecoder):
             source_sequence=sortable_sequence(meta.get("scn")),
             transaction_id=plain_text(meta.get("trans")),
         )])
+
+    def _ddl_row(self, doc: dict[str, Any], meta: dict[str, Any],
+                 message: RawMessage) -> dict[str, Any]:
+        """``op`` ddl: the statement in ``sql.ddl``, the table in ``meta.table``."""
+        sql = self.require(doc, "sql", dict)
+        statement = self.require(sql, "ddl", str, where="sql")
+        qualified = self.require(meta, "table", str, where="meta")
+        database, dot, table = qualified.partition(".")
+        if not dot:
+            database, table = "", qualified
+        return self.row(
+            message, op="DDL", database=database or None, table_name=table or None,
+            ddl=statement,
+            event_time=wall_clock_field(self, meta, "time", "meta.time", TIME_EXAMPLE),
+            produced_time=wall_clock_field(self, meta, "posttime", "meta.posttime", TIME_EXAMPLE),
+            source_sequence=sortable_sequence(meta.get("scn")),
+            transaction_id=plain_text(meta.get("trans")),
+        )
 
     def _truncate_row(self, meta: dict[str, Any], message: RawMessage) -> dict[str, Any]:
         qualified = self.require(meta, "table", str, where="meta")

@@ -87,3 +87,31 @@ def test_undocumented_dts_ops_are_rejected() -> None:
     with pytest.raises(DecodeError) as caught:
         _decode(doc)
     assert caught.value.reason == errors.INVALID_OP
+
+
+OMS_DDL = {"data": {},
+           "meta": {"posttime": "2022-12-16T15:54:51", "op": "ddl", "size": 0,
+                    "time": "2022-12-16T15:53:29", "idx": "0/0", "seq": 0,
+                    "table": "connector_test.all_mysql_type_test",
+                    "rowid": "connector_test.all_mysql_type_test-", "trans": None, "scn": "null"},
+           "sql": {"ddl": "alter table connector_test.all_mysql_type_test add column c90 int"}}
+
+
+def test_oms_ddl_is_a_ddl_row_with_the_statement_from_sql_ddl() -> None:
+    assert detect(OMS_DDL) is OmsSharePlexDecoder
+    row = _decode(OMS_DDL, source_timezone="Asia/Shanghai")
+    assert row["op"] == "DDL"
+    assert row["ddl"] == "alter table connector_test.all_mysql_type_test add column c90 int"
+    assert (row["database"], row["table_name"]) == ("connector_test", "all_mysql_type_test")
+    assert row["row_key"] is None and row["before"] is None and row["after"] is None
+    assert row["event_time"] == 1671177209 * 1_000_000  # 2022-12-16T07:53:29Z
+    assert row["produced_time"] == 1671177291 * 1_000_000
+    assert row["source_sequence"] is None  # scn "null"
+
+
+def test_oms_ddl_without_its_statement_is_rejected() -> None:
+    doc = json.loads(json.dumps(OMS_DDL))
+    del doc["sql"]["ddl"]
+    with pytest.raises(DecodeError) as caught:
+        OmsSharePlexDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+    assert caught.value.reason == errors.MISSING_FIELD
