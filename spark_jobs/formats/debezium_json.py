@@ -570,6 +570,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         if op in ("INSERT", "SNAPSHOT") and after is None:
             raise self.fail(errors.MISSING_FIELD,
                             f"'after' must be the document when op is {payload['op']!r}")
+        if not (source.get("collection") or source.get("table")):
+            source = {**source, **self._configured_source()}  # as a relational change, see _change_row
         database, collection = _text(source.get("db")), _text(source.get("collection") or source.get("table"))
         override = self.key_override(database, collection)
         keys = list(override) if override is not None else list(_MONGO_KEY)
@@ -1093,10 +1095,12 @@ _MONGO_KEY = ("_id",)
 
 
 def _is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
-    """The MongoDB connector's envelope: documents as JSON text, or its own update fields."""
-    connector = str(source.get("connector") or "").lower()
-    if connector:
-        return connector == "mongodb"
+    """The MongoDB connector's envelope: documents as JSON text, or its own update fields.
+
+    The shape decides whatever ``source.connector`` says: no relational connector sends a row
+    image as text (Apache Iceberg's ``MongoDebeziumTransform`` tests name the connector "mongo")."""
+    if str(source.get("connector") or "").lower() == "mongodb":
+        return True
     return (any(isinstance(payload.get(side), str) for side in ("before", "after", "patch"))
             or isinstance(payload.get("updateDescription"), dict))
 

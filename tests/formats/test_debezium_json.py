@@ -260,6 +260,29 @@ def test_mongodb_delete_needs_the_key_when_it_carries_no_document() -> None:
     assert info.value.reason == errors.MISSING_KEY
 
 
+def test_mongodb_document_text_decides_whatever_the_connector_is_named() -> None:
+    # Apache Iceberg's TestMongoDebeziumTransform names the connector "mongo" and its source names
+    # no collection: the document text still makes it a MongoDB event, keyed by _id, in the
+    # topic's source_table (before, it was read as a relational row: _id '{"$numberLong":"1004"}').
+    source = {"version": "2.5.2.final", "connector": "mongo", "ts_ms": 1558965508000}
+    after = '{"_id" : {"$numberLong" : "1004"},"first_name" : "Anne"}'
+    payload = {"op": "c", "after": after, "source": source}
+    decoder = DebeziumJsonDecoder(FormatOptions(source_table="inventory.customers"))
+    row = decoder.decode(message(payload, key={"id": 1004})).rows[0]
+    assert row["after"] == {"_id": "1004", "first_name": "Anne"}
+    assert row["column_types"] == {"_id": "LONG", "first_name": "STRING"}
+    assert row["primary_key_columns"] == ["_id"] and row["row_key"] == '["1004"]'
+    assert (row["database"], row["table_name"]) == ("inventory", "customers")
+    update = {"op": "u", "source": source,
+              "updateDescription": {"updatedFields": '{"first_name": "Anne Marie"}', "removedFields": None}}
+    row = decoder.decode(message(update, key={"id": 1004})).rows[0]
+    assert row["op"] == "UPDATE" and row["after"] == {"first_name": "Anne Marie"}
+    assert row["row_key"] == '["1004"]' and row["after_is_full"] is False
+    with pytest.raises(DecodeError) as info:  # no collection and no source_table: nowhere to apply
+        DebeziumJsonDecoder().decode(message(payload, key={"id": 1004}))
+    assert info.value.reason == errors.MISSING_FIELD
+
+
 FLAT = FormatOptions(flattened=True, source_table="inventory.customers")
 
 
