@@ -102,7 +102,8 @@ class MaxwellJsonDecoder(JsonDecoder):
         if not isinstance(doc.get("ts"), JsonNumber) or "database" not in doc:
             return False
         if kind in ROW_TYPES:
-            return isinstance(doc.get("data"), dict) or isinstance(doc.get("old"), dict)
+            # --encrypt=data: the row is in "encrypted"; recognised so that it is rejected as such
+            return any(isinstance(doc.get(name), dict) for name in ("data", "old", "encrypted"))
         return kind in DDL_TYPES or kind in CONTROL_TYPES
 
     def decode(self, message: RawMessage) -> Decoded:

@@ -6,7 +6,8 @@
 
 - The row-modeled JSON formatter (``format=json_row``) writes the same operation fields with the
   columns beside them instead of ``before``/``after``: that row is the after image (the deleted
-  row for D). An update's ``"before": {}`` (no before image captured) is no before image.
+  row for D). An update's ``"before": {}`` (no before image captured) is no before image. An
+  object named ``BEFORE``/``After``/... is no column: such a message is quarantined.
 - ``op_type`` I/U/D/T (T = truncate); the long names (INSERT, ...) that ``format.insertOpKey`` and
   friends can configure are accepted too, any case. Other custom op keys cannot be read from the
   message (quarantined ``INVALID_OP``). With ``includeOpType=false`` there is no ``op_type``: a
@@ -111,6 +112,14 @@ class OggJsonDecoder(JsonDecoder):
                 raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object")
             images[name] = value
         row_modeled = "before" not in doc and "after" not in doc
+        misnamed = [name for name, value in doc.items() if name.lower() in ("before", "after")
+                    and name not in ("before", "after") and isinstance(value, dict)]
+        if row_modeled and misnamed:
+            # Not a row-modeled column: an image under another spelling would become one column
+            # holding the whole row (a DELETE of a phantom row). GoldenGate writes lower case.
+            raise self.fail(errors.INVALID_FIELD,
+                            f"image object {misnamed[0]!r} is not 'before'/'after' (GoldenGate "
+                            "writes them in lower case): cannot tell its row apart")
         if row_modeled and op != "TRUNCATE":
             images["before" if op == "DELETE" else "after"] = _row_modeled_image(doc)
         if op == "UPDATE" and images["before"] == {}:

@@ -160,6 +160,16 @@ def test_encrypted_messages_are_quarantined_with_that_reason() -> None:
             MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
 
 
+def test_encrypt_data_message_is_detected_as_maxwell() -> None:
+    # Maxwell's docs/docs/encryption.md, `encrypt=data`: auto must attribute it to maxwell_json so
+    # the quarantine says "encrypted", not "no format matches".
+    doc = {"database": "shard_1", "table": "minimal", "type": "insert", "ts": 1504585129, "xid": 161,
+           "commit": True, "encrypted": {"iv": "lqiXoTdz6jed3XgJPpa7EQ==", "bytes": "1soc"}}
+    assert detect(loads_exact(json.dumps(doc))) is MaxwellJsonDecoder
+    with pytest.raises(DecodeError, match=r"'data' is encrypted \(Maxwell --encrypt=data\)"):
+        MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+
+
 def test_dead_letter_skeleton_row_is_quarantined_as_such() -> None:
     # RowIdentity.toFallbackValueWithReason: {"database","table","reason","data": {pk}}.
     doc = {"database": "d", "table": "t", "reason": "RecordTooLargeException", "data": {"id": 1}}

@@ -146,3 +146,17 @@ def test_iso8601_format_false_current_ts_reads_the_same() -> None:
     iso = _rows(dict(base, current_ts="2020-05-13T15:40:13.123000"))[0]
     spaced = _rows(dict(base, current_ts="2020-05-13 15:40:13.123000"))[0]
     assert iso["produced_time"] == spaced["produced_time"] is not None
+
+
+def test_image_under_another_spelling_is_quarantined_not_a_column() -> None:
+    # A blog's hand-edited delete (tests/fixtures/ogg_json/blog_scott_scemp_verbatim) writes
+    # "BEFORE": row-modeled reading would make it one column holding the whole row.
+    doc = {"table": "SCOTT.SCEMP", "op_type": "D", "op_ts": "2019-09-16 10:17:08.006650",
+           "pos": "00000000000000002199", "BEFORE": {"EMPNO": 1232, "ENAME": " FORD"}}
+    with pytest.raises(DecodeError, match="image object 'BEFORE' is not 'before'/'after'") as info:
+        _rows(doc)
+    assert info.value.reason == errors.INVALID_FIELD
+    # a row-modeled column that merely ends in the same letters stays a column
+    row = _rows({"table": "S.T", "op_type": "I", "op_ts": "2019-09-16 10:17:08", "pos": "1",
+                 "AFTER_DATE": "2019-09-16", "ID": 1})[0]
+    assert row["after"] == {"AFTER_DATE": "2019-09-16", "ID": "1"}
