@@ -198,7 +198,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         op = _op_code(payload)
         if op in OPS or op == MESSAGE_OP:
             return isinstance(payload.get("source"), dict) or "before" in payload or "after" in payload
-        if _is_schema_change(payload):
+        if _is_schema_change(payload) or _is_history_record(payload):
             return isinstance(payload.get("source"), dict)
         if payload.get("status") in ("BEGIN", "END") and "event_count" in payload:
             return True
@@ -238,6 +238,8 @@ class DebeziumJsonDecoder(JsonDecoder):
             return Decoded(rows=[self._change_row(row_op, payload, schema, message)])
         if "ddl" in payload:
             return Decoded(rows=self._ddl_rows(payload, message))
+        if _is_history_record(payload):
+            return Decoded(rows=self._ddl_rows(self._history_change(payload), message))
         if payload.get("status") in ("BEGIN", "END"):
             return Decoded(control="TRANSACTION_BEGIN" if payload["status"] == "BEGIN" else "TRANSACTION_END")
         if set(payload) <= {"ts_ms", "ts_us", "ts_ns"} and payload:
@@ -699,6 +701,21 @@ class DebeziumJsonDecoder(JsonDecoder):
         return field_text(value)[0]
 
     # -- DDL -------------------------------------------------------------------------------
+    def _history_change(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Flink CDC's MySQL source sends a schema change as the outer ``source`` plus
+        ``historyRecord``: Debezium's schema-history record (``databaseName``, ``ddl``,
+        ``tableChanges``) as JSON text. Read as the schema-change event it stands for."""
+        try:
+            record = loads_exact(payload["historyRecord"])
+        except ValueError as exc:
+            raise self.fail(errors.INVALID_FIELD, f"'historyRecord' is not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise self.fail(errors.INVALID_FIELD, "'historyRecord' must be a JSON object (Debezium's "
+                                                  "schema-history record)")
+        change = {name: record[name] for name in ("databaseName", "schemaName", "ddl", "tableChanges")
+                  if name in record}
+        return {"source": payload["source"], **change}
+
     def _ddl_rows(self, payload: dict[str, Any], message: RawMessage) -> list[dict[str, Any]]:
         source = self._source(payload)
         ddl = payload.get("ddl")
@@ -973,21 +990,37 @@ def _ddl_column_types(columns: Any) -> dict[str, str]:
                 if logical is None:
                     continue
         if logical == "DECIMAL" and column.get("length") is not None:
-            logical = f"DECIMAL({column['length']},{column.get('scale') or 0})"
+            logical = _decimal_type(column)
         types[str(column["name"])] = _as_change_events_carry(logical, column)
     return types
+
+
+def _decimal_type(column: dict[str, Any]) -> str:
+    """DECIMAL(p,s) of a column's length and scale; a negative scale (Oracle NUMBER(20,-2)) holds
+    integers of p - s digits, as the change events' Decimal(scale -2) values are read."""
+    precision, scale = int(column["length"]), int(column.get("scale") or 0)
+    return f"DECIMAL({precision - scale},0)" if scale < 0 else f"DECIMAL({precision},{scale})"
 
 
 def _as_change_events_carry(logical: str, column: dict[str, Any]) -> str:
     """The type the connector's change events give the column, where its SQL name says otherwise
     (the DDL row's types and the data rows' must agree, or compaction cannot type the column):
-    Oracle's DATE holds a time of day (JDBC type 93, sent as io.debezium.time.Timestamp) and
-    MySQL's BIT(n > 1) is sent as io.debezium.data.Bits bytes."""
+    Oracle's DATE holds a time of day (JDBC type 93, sent as io.debezium.time.Timestamp), Oracle's
+    NUMBER(p, s <= 0) of fewer than 19 digits is an integer, and MySQL's BIT(n > 1) is sent as
+    io.debezium.data.Bits bytes."""
     if logical == "DATE" and str(column.get("jdbcType")) == "93":
         return "TIMESTAMP_NTZ"
+    if logical.startswith("DECIMAL(") and logical.endswith(",0)") and _is_oracle_number(column):
+        # Oracle NUMBER(p, s <= 0) with p - s < 19 digits travels as int8/16/32/64.
+        if int(logical[len("DECIMAL("):-len(",0)")]) < 19:
+            return "LONG"
     if logical == "BOOLEAN" and str(column.get("length")).isdigit() and int(str(column["length"])) > 1:
         return "BINARY"
     return logical
+
+
+def _is_oracle_number(column: dict[str, Any]) -> bool:
+    return str(column.get("typeName") or "").upper() == "NUMBER" and column.get("length") is not None
 
 
 # ---------------------------------------------------------------- metadata helpers
@@ -1160,6 +1193,11 @@ def _is_schema_change(payload: dict[str, Any]) -> bool:
     if isinstance(ddl, str):
         return "databaseName" in payload or "tableChanges" in payload
     return ddl is None and "ddl" in payload and bool(_table_changes(payload.get("tableChanges")))
+
+
+def _is_history_record(payload: dict[str, Any]) -> bool:
+    """Flink CDC's MySQL schema change: ``source`` plus the history record as JSON text."""
+    return isinstance(payload.get("historyRecord"), str) and isinstance(payload.get("source"), dict)
 
 
 def _table_changes(value: Any) -> list[dict[str, Any]]:

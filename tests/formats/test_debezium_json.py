@@ -714,3 +714,51 @@ def test_cloudevent_without_a_decodable_change_is_rejected_saying_why(change: di
     with pytest.raises(DecodeError) as info:
         DebeziumJsonDecoder().decode(message({**_cloudevent("c", None, ROW), **change}))
     assert info.value.reason == reason and words in info.value.detail
+
+
+def test_flink_cdc_history_record_is_the_schema_change_it_carries() -> None:
+    history = {"source": {"file": "binlog.000001", "pos": 4, "server_id": 1},
+               "databaseName": "inventory", "ddl": "ALTER TABLE customers ADD c DECIMAL(40,2)",
+               "tableChanges": [{"type": "ALTER", "id": "\"inventory\".\"customers\"",
+                                 "table": {"primaryKeyColumnNames": ["id"], "columns": [
+                                     {"name": "id", "jdbcType": 4, "typeName": "INT"},
+                                     {"name": "c", "jdbcType": 3, "typeName": "DECIMAL",
+                                      "length": 40, "scale": 2}]}}]}
+    doc = {"source": SOURCE, "historyRecord": json.dumps(history)}
+    assert DebeziumJsonDecoder.matches(doc)
+    [row] = DebeziumJsonDecoder().decode(message(doc)).rows
+    assert (row["op"], row["database"], row["table_name"], row["ddl"]) == (
+        "DDL", "inventory", "customers", "ALTER TABLE customers ADD c DECIMAL(40,2)")
+    assert row["primary_key_columns"] == ["id"]
+    assert row["column_types"] == {"id": "LONG", "c": "DECIMAL(40,2)"}
+    assert row["event_time"] == 1_000_000  # source.ts_ms 1000, in microseconds
+    assert row["source_position"] == "binlog.000001:4"
+
+
+@pytest.mark.parametrize(("history", "reason"), [
+    ("{not json", errors.INVALID_FIELD),
+    ("[1, 2]", errors.INVALID_FIELD),
+    (json.dumps({"databaseName": "inventory"}), errors.MISSING_FIELD),  # no ddl, no tableChanges
+])
+def test_unreadable_history_record_is_quarantined(history: str, reason: str) -> None:
+    with pytest.raises(DecodeError) as caught:
+        DebeziumJsonDecoder().decode(message({"source": SOURCE, "historyRecord": history}))
+    assert caught.value.reason == reason
+
+
+def test_oracle_number_ddl_types_agree_with_the_change_events() -> None:
+    def column(name: str, length: int | None, scale: int | None) -> dict:
+        return {"name": name, "jdbcType": 2, "typeName": "NUMBER", "length": length, "scale": scale}
+
+    columns = [column("SMALL", 9, 0), column("WIDE", 18, 0), column("INT19", 19, 0),
+               column("NEG", 16, -2), column("NEG_WIDE", 20, -2), column("MONEY", 10, 2),
+               column("ANY", None, None)]
+    doc = {"source": {"connector": "oracle", "db": "ORCL", "schema": "S", "table": "T", "ts_ms": 0},
+           "databaseName": "ORCL", "schemaName": "S", "ddl": "CREATE TABLE T (...)",
+           "tableChanges": [{"type": "CREATE", "id": "\"ORCL\".\"S\".\"T\"",
+                             "table": {"primaryKeyColumnNames": [], "columns": columns}}]}
+    [row] = DebeziumJsonDecoder().decode(message(doc)).rows
+    # NUMBER(p, s <= 0) with p - s < 19 is sent as int8/16/32/64; wider ones as Decimal.
+    assert row["column_types"] == {"SMALL": "LONG", "WIDE": "LONG", "INT19": "DECIMAL(19,0)",
+                                   "NEG": "LONG", "NEG_WIDE": "DECIMAL(22,0)",
+                                   "MONEY": "DECIMAL(10,2)", "ANY": "DECIMAL"}
