@@ -147,6 +147,22 @@ def _is_text_type_name(name: str) -> bool:
     return lowered in _TEXT_TYPE_NAMES
 
 
+# A statement that changes a schema, after any leading comments. Canal types CREATE TABLE as CREATE
+# in every version, so a QUERY entry whose text is CREATE TABLE (... SELECT) is a rows-query event.
+_SCHEMA_STATEMENT = re.compile(
+    r"(?:\s|/\*.*?\*/|(?:--|#)[^\n]*(?:\n|$))*(create|alter|drop|rename|truncate)\b(.*)",
+    re.IGNORECASE | re.DOTALL)
+_CREATE_TABLE = re.compile(r"\s+(?:temporary\s+)?table\b", re.IGNORECASE)
+
+
+def is_schema_statement(sql: str | None) -> bool:
+    """Whether a Canal QUERY entry's text is DDL (CREATE, ALTER, DROP, RENAME, TRUNCATE)."""
+    match = _SCHEMA_STATEMENT.match(sql) if sql else None
+    if match is None:
+        return False
+    return not (match[1].lower() == "create" and _CREATE_TABLE.match(match[2]))
+
+
 def _int_or_none(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -363,9 +379,11 @@ class CanalFamilyDecoder(JsonDecoder):
         kind = f.kind.strip().upper()
         if kind in CONTROL_TYPES:
             return Decoded(control=CONTROL_TYPES[kind])
-        if kind == "QUERY" and f.is_ddl is False:
+        if kind == "QUERY" and f.is_ddl is False and not is_schema_statement(f.sql):
             # Canal's QUERY entries that are not DDL (rows-query, user-var, intvar and rand events)
             # carry a DML statement's text; its rows come in their own INSERT/UPDATE/DELETE messages.
+            # Canal up to 1.1.4 also flagged isDdl false on a DDL its parser gave no own type
+            # (CREATE/DROP DATABASE, CREATE VIEW, ...): that text is a schema change, a DDL row.
             return Decoded(control="QUERY")
         if kind == "TRUNCATE":
             op = "TRUNCATE"

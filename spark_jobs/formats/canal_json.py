@@ -6,14 +6,17 @@ for INSERT/UPDATE, the deleted rows for DELETE); ``old`` only the changed column
 where an explicit null means "was NULL". ``type`` is Canal's EventType: INSERT, UPDATE, DELETE,
 TRUNCATE, the DDL kinds (CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX) and control kinds
 (GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT; TiCDC's TIDB_WATERMARK). A QUERY with ``isDdl`` false
-(rows-query, user-var, intvar and rand events: a DML statement's text) is a control message. Binary
-columns arrive as one ISO-8859-1 character per byte (Canal and TiCDC both do this). ``es`` is the
-source commit time, ``ts`` when the message was built. ``id`` is Canal's batch id, which is not an
-ordering key: every message of a batch shares it, it restarts from 1 when the Canal server
-restarts, and TiCDC always sends 0. So Canal changes have no source sequence and are ordered by
-``es`` and Kafka coordinates; only TiCDC's ``_tidb.commitTs`` (a TSO, monotonic) is taken as the
-sequence. ``gtid`` (Canal 1.1.5+) or ``_tidb.commitTs`` become the source position. An
-``es``/``ts`` of 0 is "not set" (TiCDC before v6.1 wrote ``"ts": 0``), not 1970.
+(rows-query, user-var, intvar and rand events: a DML statement's text) is a control message, unless
+its text is DDL: Canal up to 1.1.4 set ``isDdl`` only on the DDL kinds its parser named, so CREATE
+DATABASE and the like came as QUERY with ``isDdl`` false (the database name as written, quotes and
+all: ``"`test`"``). Binary columns arrive as one ISO-8859-1 character per byte (Canal and TiCDC
+both do this). ``es`` is the source commit time, ``ts`` when the message was built. ``id`` is
+Canal's batch id, which is not an ordering key: every message of a batch shares it, it restarts
+from 1 when the Canal server restarts, and TiCDC always sends 0. So Canal changes have no source
+sequence and are ordered by ``es`` and Kafka coordinates; only TiCDC's ``_tidb.commitTs`` (a TSO,
+monotonic) is taken as the sequence. ``gtid`` (Canal 1.1.5+) or ``_tidb.commitTs`` become the
+source position. An ``es``/``ts`` of 0 is "not set" (TiCDC before v6.1 wrote ``"ts": 0``), not
+1970.
 
 TiCDC differences (real captures in ``tests/fixtures/canal_json``): ``old`` holds the full before
 image by default (the overlay handles both); ``mysqlType`` has no parameters (``decimal``,

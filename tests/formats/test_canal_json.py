@@ -361,6 +361,29 @@ def test_query_entry_that_is_no_ddl_is_a_control_message() -> None:
     assert (row["op"], row["ddl"]) == ("DDL", "alter table t add column w int")
 
 
+def test_canal_114_query_ddl_with_isddl_false_is_a_ddl_row() -> None:
+    # Canal up to 1.1.4 set isDdl only when its DDL parser named the type, so CREATE DATABASE
+    # came as QUERY with isDdl false (fixture wild_canal114_query_ddl_isddl_false).
+    doc = {"data": None, "database": "`test`", "es": 1583143732000, "id": 1, "isDdl": False,
+           "mysqlType": None, "old": None, "pkNames": None,
+           "sql": "CREATE DATABASE `test` CHARSET `utf8mb4` COLLATE `utf8mb4_unicode_ci`",
+           "sqlType": None, "table": "", "ts": 1583143930177, "type": "QUERY"}
+    [row] = decode("canal_json", doc)
+    assert (row["op"], row["database"], row["table_name"], row["ddl"], row["event_time"]) == (
+        "DDL", "`test`", None,
+        "CREATE DATABASE `test` CHARSET `utf8mb4` COLLATE `utf8mb4_unicode_ci`", 1583143732000000)
+    for sql in ("/* app */ DROP DATABASE IF EXISTS d", "create view v as select * from t"):
+        [row] = decode("canal_json", {**doc, "sql": sql})
+        assert (row["op"], row["ddl"]) == ("DDL", sql)
+    # rows-query events keep their DML text, CREATE TABLE ... SELECT included (Canal types a
+    # real CREATE TABLE as CREATE): no schema change of their own
+    decoder = get_decoder("canal_json", FormatOptions())
+    for sql in ("CREATE TABLE t2 SELECT * FROM t1", "insert into t values (1)",
+                "SET INSERT_ID=5", ""):
+        value = json.dumps({**doc, "sql": sql}).encode()
+        assert decoder.decode(RawMessage(value=value)).control == "QUERY"
+
+
 def tencent(**overrides: object) -> dict:
     """Tencent DTS Canal JSON, not-fully-compatible mode: HexString binary, UTC-offset
     TIMESTAMP, empty sqlType, parameterless mysqlType."""
