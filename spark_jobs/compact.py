@@ -345,9 +345,12 @@ def fold_events(events: DataFrame) -> DataFrame:
 # ------------------------------------------------------------------------------------ schema
 
 _ADD_COLUMN = re.compile(
-    r"\bADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?[`\"\[]?([^\s`\"\]\(,]+)[`\"\]]?\s+"
+    r"\bADD\s+(?P<column>COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?(?P<quote>[`\"\[])?([^\s`\"\]\(,]+)[`\"\]]?\s+"
     r"([A-Za-z][A-Za-z0-9_ ]*?(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?)(?=\s|,|;|\)|$)",
     re.IGNORECASE)
+# What may follow ADD instead of a column: an index, key or constraint (``ADD PRIMARY KEY (id)``).
+_ADD_NOT_A_COLUMN = frozenset({"PRIMARY", "INDEX", "KEY", "UNIQUE", "FULLTEXT", "SPATIAL", "CONSTRAINT",
+                               "FOREIGN", "CHECK", "PARTITION"})
 
 
 def ddl_type(sql_type: str) -> str:
@@ -377,10 +380,12 @@ def ddl_type(sql_type: str) -> str:
 
 
 def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
-    """``ALTER TABLE t ADD [COLUMN] c TYPE`` -> ``[(c, logical type)]`` (other DDL: none)."""
+    """``ALTER TABLE t ADD [COLUMN] c TYPE`` -> ``[(c, logical type)]`` (other DDL, and ADD of an
+    index, key or constraint: none)."""
     if not ddl or not re.search(r"\bALTER\s+TABLE\b", ddl, re.IGNORECASE):
         return []
-    return [(m.group(1), ddl_type(m.group(2))) for m in _ADD_COLUMN.finditer(ddl)]
+    return [(m.group(3), ddl_type(m.group(4))) for m in _ADD_COLUMN.finditer(ddl)
+            if m.group("column") or m.group("quote") or m.group(3).upper() not in _ADD_NOT_A_COLUMN]
 
 
 SourceTable = tuple[str | None, str | None, str | None]  # (database, source schema, table)

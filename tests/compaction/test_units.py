@@ -76,6 +76,21 @@ def test_ddl_add_column():
     assert ddl_added_columns("CREATE TABLE t (a int)") == []
 
 
+@pytest.mark.parametrize(("ddl", "columns"), [
+    # Canal's real ALTER (tests/fixtures/canal_json/wild_canal_category_crlf_alter): no PRIMARY column.
+    ("ALTER TABLE `rights_package`.`base_data_id_mapping` \r\nADD COLUMN `id` bigint(20) NOT NULL "
+     "AUTO_INCREMENT COMMENT 'id' FIRST,\r\nADD PRIMARY KEY (`id`)", [("id", "LONG")]),
+    ("ALTER TABLE t ADD INDEX idx (a)", []),
+    ("alter table t add unique key u (a), add fulltext ft (b), add key k (c)", []),
+    ("ALTER TABLE t ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES x(id)", []),
+    ("ALTER TABLE t ADD CHECK (a > 0)", []),
+    # Quoted, or after COLUMN, the same words are column names.
+    ("ALTER TABLE t ADD COLUMN key int, ADD `primary` varchar(3)", [("key", "LONG"), ("primary", "STRING")]),
+])
+def test_ddl_add_index_key_or_constraint_is_no_column(ddl: str, columns: list[tuple[str, str]]):
+    assert ddl_added_columns(ddl) == columns
+
+
 def test_query_command_is_registered():
     from cdclake.cli import build_parser
 
