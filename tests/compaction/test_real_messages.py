@@ -456,3 +456,39 @@ def test_seatunnel_maxwell_and_ogg_changelogs_end_in_their_final_state(spark):
         ("105", "hammer", "14oz carpenter's hammer", "0.875"),
         *FLINK_104_TO_110[2:],
     ])
+
+
+def test_debezium_and_canal_consumers_final_tables(spark):
+    """Three more projects' final states, each from its fixture's SOURCE.md.
+
+    - apache/seatunnel KafkaFormatIT (canal_data.txt): the Postgres sink table is 1101..1108 with
+      1101 weighing 4.56 and 1107 7.88; 1109 deleted.
+    - pathwaycom/pathway test_debezium_reads_ok (sample_debezium.txt): 1001..1004 inserted, 1005
+      inserted, renamed and deleted, so the table is 1001..1004.
+    - ArroyoSystems/arroyo debezium_pass_through: the golden net changes for these lines are 3107
+      and 3108 Cancelled, 3142 inserted and deleted (absent). ``price`` keeps the message's text.
+    """
+    compact(spark, 470, decoded("canal_json/seatunnel_kafka_format_canal", "real_st_canal")
+            + decoded("debezium_json/pathway_sample_debezium", "real_pathway")
+            + decoded("debezium_json/arroyo_aggregate_updates", "real_arroyo"))
+    assert table(spark, "current.real_st_canal__products", COLUMNS) == [
+        ("1101", "scooter", "Small 2-wheel scooter", "4.56"),
+        ("1102", "car battery", "12V car battery", "8.1"),
+        ("1103", "12-pack drill bits", "12-pack of drill bits with sizes ranging from #40 to #3", "0.8"),
+        ("1104", "hammer", "12oz carpenter's hammer", "0.75"),
+        ("1105", "hammer", "14oz carpenter's hammer", "0.875"),
+        ("1106", "hammer", "16oz carpenter's hammer", "1.0"),
+        ("1107", "rocks", "box of assorted rocks", "7.88"),
+        ("1108", "jacket", "water resistent black wind breaker", "0.1"),
+    ]
+    assert table(spark, "current.real_pathway__customers", ("id", "first_name", "last_name", "email")) == [
+        ("1001", "Sally", "Thomas", "sally.thomas@acme.com"),
+        ("1002", "George", "Bailey", "gbailey@foobar.com"),
+        ("1003", "Edward", "Walker", "ed@walker.com"),
+        ("1004", "Anne", "Kretchmar", "annek@noanswer.org"),
+    ]
+    orders = current_table_name("real_arroyo", "orders", "public")
+    assert table(spark, orders, ("id", "customer_name", "product_name", "quantity", "price", "status")) == [
+        ("3107", "Brenda Garcia", "Headphones", "3", "392.25", "Cancelled"),
+        ("3108", "John Henry", "Laptop", "1", "320.1", "Cancelled"),
+    ]
