@@ -3,8 +3,10 @@
 ``{"database", "table", "type", "ts", "xid", "xoffset"|"commit", "position", "server_id",
 "thread_id", "data": {...}, "old": {...}, "primary_key", "primary_key_columns"}``.
 
-- ``type``: insert, update, delete; bootstrap-insert (full load -> SNAPSHOT; old Maxwell versions
-  bootstrap with plain ``insert``); bootstrap-start/-complete are control messages; with
+- ``type``: insert, update, delete (any case: SeaTunnel's ``maxwell_json`` writer sends ``INSERT``
+  and ``DELETE``, an update as a DELETE then an INSERT with the same ``ts``); bootstrap-insert
+  (full load -> SNAPSHOT; old Maxwell versions bootstrap with plain ``insert``);
+  bootstrap-start/-complete are control messages; with
   ``--output_ddl`` database-/table- create/alter/drop become DDL rows (``sql`` is the statement,
   ``def`` gives column types and the primary key).
 - ``data`` is the row (for delete: the deleted row; TiCDC's Maxwell flavour may put it in
@@ -54,7 +56,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from spark_jobs.formats import errors
@@ -70,6 +71,7 @@ from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.values import (
     ConversionWarning,
     JsonNumber,
+    concatenated_objects,
     loads_exact,
     logical_type_from_sql_name,
     micros_from_epoch,
@@ -85,8 +87,6 @@ CONTROL_TYPES = {"bootstrap-start": "BOOTSTRAP_START", "bootstrap-complete": "BO
 # beyond 1e15 (its physical part, milliseconds, is shifted left by 18 bits).
 _TSO_FLOOR = 10**15
 _TSO_LOGICAL_BITS = 18
-_BATCH_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber,
-                                  parse_constant=JsonNumber)
 
 
 class MaxwellJsonDecoder(JsonDecoder):
@@ -101,6 +101,9 @@ class MaxwellJsonDecoder(JsonDecoder):
             return False
         if not isinstance(doc.get("ts"), JsonNumber) or "database" not in doc:
             return False
+        # SeaTunnel's maxwell_json writer spells the type upper-case ("INSERT"/"DELETE"), as
+        # decoding does not mind: detection must not either.
+        kind = kind.strip().lower()
         if kind in ROW_TYPES:
             # --encrypt=data: the row is in "encrypted"; recognised so that it is rejected as such
             return any(isinstance(doc.get(name), dict) for name in ("data", "old", "encrypted"))
@@ -110,7 +113,7 @@ class MaxwellJsonDecoder(JsonDecoder):
         try:
             return super().decode(message)
         except DecodeError as exc:
-            documents = _batch_documents(message.value) if exc.reason == errors.INVALID_JSON else None
+            documents = concatenated_objects(message.value) if exc.reason == errors.INVALID_JSON else None
             if documents is None:
                 raise
         rows: list[dict[str, Any]] = []
@@ -281,30 +284,6 @@ def _image_names(keys: list[str], image: dict[str, Any]) -> list[str]:
                 key = folded[0]
         resolved.append(key)
     return resolved
-
-
-def _batch_documents(value: bytes | None) -> list[dict[str, Any]] | None:
-    """The JSON objects of a TiCDC Maxwell batch (two or more written back to back), or None
-    when the value is not such a sequence (then the single-document error stands)."""
-    try:
-        text = (value or b"").decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    documents: list[dict[str, Any]] = []
-    position, end = 0, len(text)
-    while True:
-        while position < end and text[position] in " \t\r\n":
-            position += 1
-        if position == end:
-            break
-        try:
-            document, position = _BATCH_DECODER.raw_decode(text, position)
-        except ValueError:
-            return None
-        if not isinstance(document, dict):
-            return None
-        documents.append(document)
-    return documents if len(documents) > 1 else None
 
 
 def _kafka_key_pairs(message: RawMessage) -> list[tuple[str, Any]]:

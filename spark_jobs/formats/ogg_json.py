@@ -37,6 +37,12 @@
   (``includePrimaryKeys`` is off by default) and no before image is quarantined ``MISSING_KEY``:
   nothing says which row it replaces.
 - ``tokens.txid`` (``includeTokens``) is the transaction id.
+- ``gg.handler.<name>.mode=tx`` (Kafka handler transaction mode): "the serialized data is
+  concatenated for every operation in a transaction" into one Kafka message (null key), so one
+  value holds 1..N JSON formatter documents back to back. Each becomes a change row,
+  ``record_index`` its place (0..N-1) in the message; a message with any bad operation is
+  quarantined whole, the reason naming the operation's index. Only whitespace may separate the
+  documents.
 - Schema messages of the JSON formatter (``{"$schema": ...}``) are control messages.
 - GoldenGate's Kafka Connect handler with the JSON converter (``schemas.enable=true``) wraps the
   same operation in ``{"schema": {...}, "payload": {...}}``: the payload is decoded as above, with
@@ -61,6 +67,8 @@ from spark_jobs.formats._plain_json import (
 from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.debezium_json import connect_logical_type, unwrap, value_specs, value_text
+from spark_jobs.formats.errors import DecodeError
+from spark_jobs.formats.values import ConcatenatedJsonError, split_concatenated_objects
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",
        "D": "DELETE", "DELETE": "DELETE", "T": "TRUNCATE", "TRUNCATE": "TRUNCATE"}
@@ -83,6 +91,43 @@ class OggJsonDecoder(JsonDecoder):
             return stamped
         return stamped and "pos" in payload and any(
             isinstance(payload.get(name), dict) for name in ("before", "after"))
+
+    def decode(self, message: RawMessage) -> Decoded:
+        try:
+            return super().decode(message)
+        except DecodeError as exc:
+            if exc.reason != errors.INVALID_JSON:
+                raise
+            operations = self._transaction_operations(message, exc)
+        rows: list[dict[str, Any]] = []
+        control = None
+        for index, operation in enumerate(operations):
+            try:
+                decoded = self.decode_document(operation, message)
+            except DecodeError as exc:
+                # The transaction is one Kafka message: it is quarantined whole, never in part.
+                raise self.fail(exc.reason, f"operation {index} of the {len(operations)} in this "
+                                f"transaction-mode message: {exc.detail}") from None
+            control = control or decoded.control
+            for row in decoded.rows:
+                row["record_index"] = index
+                rows.append(row)
+        return Decoded(rows=rows) if rows else Decoded(control=control)
+
+    def _transaction_operations(self, message: RawMessage, error: DecodeError) -> list[dict[str, Any]]:
+        """The operations of a transaction-mode message, or ``error`` (the value is no JSON
+        document) when it does not even begin with one."""
+        try:
+            operations = split_concatenated_objects((message.value or b"").decode("utf-8"))
+        except ConcatenatedJsonError as exc:
+            if exc.index == 0:
+                raise error from None
+            raise self.fail(errors.INVALID_JSON,
+                            f"operation {exc.index} of this transaction-mode message (operations "
+                            f"written back to back) is not a JSON object: {exc.detail}") from None
+        if len(operations) < 2:
+            raise error
+        return operations
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         doc, connect_schema = unwrap(doc)

@@ -38,6 +38,48 @@ def loads_exact(text: str | bytes) -> Any:
     return _EXACT_DECODER.decode(text)
 
 
+class ConcatenatedJsonError(ValueError):
+    """Document ``index`` (0-based) of back-to-back JSON documents is not a JSON object."""
+
+    def __init__(self, index: int, detail: str) -> None:
+        super().__init__(f"document {index}: {detail}")
+        self.index = index
+        self.detail = detail
+
+
+def split_concatenated_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects written back to back in ``text`` (no separator, or whitespace between
+    them), with exact numbers; :class:`ConcatenatedJsonError` names the first one that is not a
+    JSON object (anything else between the documents included)."""
+    documents: list[dict[str, Any]] = []
+    position, end = 0, len(text)
+    while True:
+        while position < end and text[position] in " \t\r\n":
+            position += 1
+        if position == end:
+            return documents
+        try:
+            document, position = _EXACT_DECODER.raw_decode(text, position)
+        except ValueError as exc:
+            raise ConcatenatedJsonError(len(documents), str(exc)) from None
+        if not isinstance(document, dict):
+            raise ConcatenatedJsonError(len(documents), "not a JSON object")
+        documents.append(document)
+
+
+def concatenated_objects(value: bytes | None) -> list[dict[str, Any]] | None:
+    """The JSON objects of a value holding two or more of them written back to back, or None when
+    the value is not such a sequence (not UTF-8, one document, or any document not an object).
+
+    Who writes such values: TiCDC's Maxwell batches (``maxwell_json``) and GoldenGate's Kafka
+    handler in transaction mode (``ogg_json``)."""
+    try:
+        documents = split_concatenated_objects((value or b"").decode("utf-8"))
+    except (UnicodeDecodeError, ConcatenatedJsonError):
+        return None
+    return documents if len(documents) > 1 else None
+
+
 # What ``json.dumps(text, ensure_ascii=False)`` does for a str, without building an encoder.
 _json_text = json.encoder.encode_basestring  # type: ignore[attr-defined]
 

@@ -160,3 +160,87 @@ def test_image_under_another_spelling_is_quarantined_not_a_column() -> None:
     row = _rows({"table": "S.T", "op_type": "I", "op_ts": "2019-09-16 10:17:08", "pos": "1",
                  "AFTER_DATE": "2019-09-16", "ID": 1})[0]
     assert row["after"] == {"AFTER_DATE": "2019-09-16", "ID": "1"}
+
+
+# -- Kafka handler transaction mode (gg.handler.<name>.mode=tx) --------------------------------
+# "the serialized data is concatenated for every operation in a transaction ... The key of the
+# Kafka ProducerRecord object is null": one Kafka value, N JSON formatter documents back to back.
+_TX_OPS = [
+    {"table": "GG.TCUSTORD", "op_type": "I", "op_ts": "2015-11-05 18:45:36.000000",
+     "current_ts": "2016-10-05T10:15:51.267000", "pos": "00000000000000002928",
+     "primary_keys": ["ID"], "tokens": {"txid": "5.1.2.3"}, "after": {"ID": 144, "PRICE": 17520.00}},
+    {"table": "GG.TCUSTMER", "op_type": "U", "op_ts": "2015-11-05 18:45:36.000000",
+     "current_ts": "2016-10-05T10:15:51.310002", "pos": "00000000000000004300",
+     "primary_keys": ["CUST_CODE"], "tokens": {"txid": "5.1.2.3"},
+     "before": {"CUST_CODE": "BILL", "CITY": "DENVER"}, "after": {"CUST_CODE": "BILL", "CITY": "CARY"}},
+    {"table": "GG.TCUSTORD", "op_type": "D", "op_ts": "2015-11-05 18:45:36.000000",
+     "current_ts": "2016-10-05T10:15:51.312000", "pos": "00000000000000005272",
+     "primary_keys": ["ID"], "tokens": {"txid": "5.1.2.3"}, "before": {"ID": 600, "PRICE": 135000.00}},
+]
+
+
+def _tx_message(texts: list[str], separator: str = "") -> RawMessage:
+    return RawMessage(value=separator.join(texts).encode(), topic="ogg", partition=3, offset=41)
+
+
+def test_transaction_mode_message_gives_one_row_per_operation_in_order() -> None:
+    texts = [json.dumps(op, separators=(",", ":")) for op in _TX_OPS]
+    for separator in ("", "\n", "\r\n  "):  # compact output, or pretty-printed / newline-separated
+        rows = OggJsonDecoder().decode(_tx_message(texts, separator)).rows
+        assert [r["record_index"] for r in rows] == [0, 1, 2]
+        assert [(r["kafka_topic"], r["kafka_partition"], r["kafka_offset"]) for r in rows] == [
+            ("ogg", 3, 41)] * 3
+        assert [(r["op"], r["table_name"], r["row_key"]) for r in rows] == [
+            ("INSERT", "TCUSTORD", '["144"]'), ("UPDATE", "TCUSTMER", '["BILL"]'),
+            ("DELETE", "TCUSTORD", '["600"]')]
+        assert [r["source_sequence"] for r in rows] == [
+            "00000000000000002928", "00000000000000004300", "00000000000000005272"]
+        assert rows[0]["after"] == {"ID": "144", "PRICE": "17520.0"}
+        assert rows[1]["before"] == {"CUST_CODE": "BILL", "CITY": "DENVER"}
+        assert rows[2]["before"] == {"ID": "600", "PRICE": "135000.0"}
+        assert {r["transaction_id"] for r in rows} == {"5.1.2.3"}
+
+
+def test_transaction_mode_keeps_exact_numbers() -> None:
+    texts = ['{"table":"S.T","op_type":"I","op_ts":"2020-05-13 15:40:06","pos":"1","primary_keys":'
+             '["ID"],"after":{"ID":12345678901234567890123,"AMOUNT":17520.00}}',
+             '{"table":"S.T","op_type":"D","op_ts":"2020-05-13 15:40:06","pos":"2","primary_keys":'
+             '["ID"],"before":{"ID":9007199254740993,"AMOUNT":0.10}}']
+    rows = OggJsonDecoder().decode(_tx_message(texts)).rows
+    assert rows[0]["after"] == {"ID": "12345678901234567890123", "AMOUNT": "17520.00"}
+    assert rows[1]["before"] == {"ID": "9007199254740993", "AMOUNT": "0.10"} and rows[1]["record_index"] == 1
+
+
+def test_transaction_mode_message_with_a_bad_operation_is_rejected_whole() -> None:
+    bad = dict(_TX_OPS[1], after=None)  # an update without its after image
+    texts = [json.dumps(op) for op in (_TX_OPS[0], bad, _TX_OPS[2])]
+    with pytest.raises(DecodeError) as info:
+        OggJsonDecoder().decode(_tx_message(texts))
+    assert info.value.reason == errors.MISSING_FIELD
+    assert info.value.detail == ("operation 1 of the 3 in this transaction-mode message: 'after' is "
+                                 "missing for op_type 'U'")
+
+
+def test_transaction_mode_operation_that_is_not_json_is_named() -> None:
+    texts = [json.dumps(op) for op in _TX_OPS]
+    broken = texts[:2] + [texts[2][:-1] + ",}"]  # Oracle's truncate sample ends so: not JSON
+    with pytest.raises(DecodeError) as info:
+        OggJsonDecoder().decode(_tx_message(broken))
+    assert info.value.reason == errors.INVALID_JSON
+    assert info.value.detail.startswith("operation 2 of this transaction-mode message (operations "
+                                        "written back to back) is not a JSON object: Expecting")
+    # anything but whitespace between the documents is no transaction-mode output
+    with pytest.raises(DecodeError) as info:
+        OggJsonDecoder().decode(_tx_message(texts, ","))
+    assert info.value.reason == errors.INVALID_JSON and info.value.detail.startswith("operation 1 ")
+    with pytest.raises(DecodeError) as info:
+        OggJsonDecoder().decode(_tx_message([json.dumps(_TX_OPS[0]), "[1]"]))
+    assert "operation 1 " in info.value.detail and "not a JSON object" in info.value.detail
+
+
+def test_value_that_does_not_begin_with_a_document_keeps_the_plain_json_error() -> None:
+    for value in (b'{"table": "S.T", "op_type": ', b"not json", b'[{"table":"S.T"}]{"a":1}'):
+        with pytest.raises(DecodeError) as info:
+            OggJsonDecoder().decode(RawMessage(value=value))
+        assert info.value.reason == errors.INVALID_JSON
+        assert info.value.detail.startswith("value is not JSON: ")
