@@ -108,6 +108,11 @@ class Decoder:
 class JsonDecoder(Decoder):
     """A format whose Kafka value is one JSON document (UTF-8)."""
 
+    # True for formats whose Kafka value may hold several documents written back to back (TiCDC's
+    # Maxwell batches, GoldenGate's transaction mode); ``auto`` hands such a value whole to the
+    # format its first document matches.
+    concatenated_documents: ClassVar[bool] = False
+
     def decode(self, message: RawMessage) -> Decoded:
         doc = parse_json_value(self.format_id, message, self.options.max_value_bytes)
         if not isinstance(doc, dict):

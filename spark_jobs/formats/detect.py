@@ -15,6 +15,7 @@ from spark_jobs.formats import errors
 from spark_jobs.formats.base import JsonDecoder, parse_json_value
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.errors import DecodeError
+from spark_jobs.formats.values import concatenated_objects
 
 
 def detectable() -> list[type[JsonDecoder]]:
@@ -47,14 +48,28 @@ class AutoDecoder(JsonDecoder):
             # A null value is a Kafka tombstone (log-compaction delete marker, e.g. Debezium's
             # after a delete): whatever the format, it is a control message, not a change.
             return Decoded(control="TOMBSTONE")
-        doc = parse_json_value("auto", message, self.options.max_value_bytes)
+        try:
+            doc = parse_json_value("auto", message, self.options.max_value_bytes)
+        except DecodeError as exc:
+            return self._decode_concatenated(message, exc)
         decoder_class = detect(doc)
         if decoder_class is None:
             shape = sorted(doc)[:12] if isinstance(doc, dict) else type(doc).__name__
             raise DecodeError("auto", errors.UNKNOWN_FORMAT,
                               f"no format matches a message with top-level fields {shape}")
+        return self._decoder(decoder_class).decode_document(doc, message)
+
+    def _decode_concatenated(self, message: RawMessage, error: DecodeError) -> Decoded:
+        """A value of documents written back to back, decoded whole by the format its first
+        document matches when that format writes such values; else ``error`` (not JSON) stands."""
+        documents = concatenated_objects(message.value) if error.reason == errors.INVALID_JSON else None
+        decoder_class = detect(documents[0]) if documents else None
+        if decoder_class is None or not decoder_class.concatenated_documents:
+            raise error
+        return self._decoder(decoder_class).decode(message)
+
+    def _decoder(self, decoder_class: type[JsonDecoder]) -> JsonDecoder:
         decoder = self._decoders.get(decoder_class.format_id)
         if decoder is None:
-            decoder = self._decoders[decoder_class.format_id] = decoder_class.detected(
-                self.options)
-        return decoder.decode_document(doc, message)
+            decoder = self._decoders[decoder_class.format_id] = decoder_class.detected(self.options)
+        return decoder

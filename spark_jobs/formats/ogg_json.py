@@ -78,6 +78,7 @@ class OggJsonDecoder(JsonDecoder):
     format_id = "ogg_json"
     description = "Oracle GoldenGate JSON formatter (table/op_type/op_ts/pos/before/after)"
     detect_priority = 70
+    concatenated_documents = True  # transaction mode
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:

@@ -244,3 +244,21 @@ def test_value_that_does_not_begin_with_a_document_keeps_the_plain_json_error() 
             OggJsonDecoder().decode(RawMessage(value=value))
         assert info.value.reason == errors.INVALID_JSON
         assert info.value.detail.startswith("value is not JSON: ")
+
+
+def test_auto_hands_a_transaction_mode_value_to_ogg_json_only() -> None:
+    from spark_jobs.formats.detect import AutoDecoder
+
+    op = {"table": "QASOURCE.T", "op_type": "I", "op_ts": "2015-11-05 18:45:36.000000",
+          "current_ts": "2016-10-05T10:15:51.267000", "pos": "00000000000000002928",
+          "after": {"ID": 1}}
+    value = (json.dumps(op) + json.dumps(dict(op, op_type="D", before={"ID": 1}, after=None))).encode()
+    rows = AutoDecoder().decode(RawMessage(value=value)).rows
+    assert [(r["source_format"], r["op"], r["record_index"]) for r in rows] == [
+        ("ogg_json", "INSERT", 0), ("ogg_json", "DELETE", 1)]
+    # Formats that never write documents back to back keep the plain "not JSON" reason.
+    canal = {"data": [{"id": "1"}], "database": "d", "table": "t", "type": "INSERT", "es": 1, "ts": 1,
+             "isDdl": False, "pkNames": ["id"], "old": None, "sql": "", "id": 1}
+    with pytest.raises(DecodeError) as caught:
+        AutoDecoder().decode(RawMessage(value=(json.dumps(canal) * 2).encode()))
+    assert (caught.value.reason, caught.value.format_id) == (errors.INVALID_JSON, "auto")
