@@ -371,6 +371,10 @@ class DebeziumJsonDecoder(JsonDecoder):
             after = None
         if op in ("INSERT", "SNAPSHOT", "UPDATE") and after is None:
             raise self.fail(errors.MISSING_FIELD, f"'after' must be an object when op is {payload['op']!r}")
+        if op in ("INSERT", "SNAPSHOT", "UPDATE") and not after and not after_partial:
+            # A full row image without a single column would replace the row with nothing.
+            raise self.fail(errors.MISSING_FIELD, f"'after' is empty (a row image with no columns) when "
+                                                  f"op is {payload['op']!r}")
         row = self._keyed_row(message, op, before, after, after is not None and not after_partial,
                               specs, payload, source, warnings)
         if op == "UPDATE" and before is None and row["row_key"] is None:
@@ -452,9 +456,9 @@ class DebeziumJsonDecoder(JsonDecoder):
         keys, key_values = self._keys(message, envelope, database, table, warnings,
                                       _connector(source))
         row_key = None if op == "TRUNCATE" else self._row_key(op, before, after, keys, key_values)
-        if op == "DELETE" and before is None and row_key is None:
+        if op == "DELETE" and not before and row_key is None:
             raise self.fail(errors.MISSING_FIELD,
-                            "'before' is null on a delete and no key identifies the row")
+                            "'before' is null or empty on a delete and no key identifies the row")
         return self.row(
             message, op=op, database=database, schema_name=schema_name, table_name=table,
             primary_key_columns=keys if op != "TRUNCATE" else [], row_key=row_key,
@@ -681,9 +685,16 @@ class DebeziumJsonDecoder(JsonDecoder):
             key_payload, _ = unwrap(key_doc)
             if isinstance(key_payload, dict):
                 for name in ("id", "_id"):
-                    if name in key_payload and key_payload[name] is not None:
-                        values["_id"] = self._mongo_id_text(key_payload[name])
-                        break
+                    value = key_payload.get(name)
+                    if value is None:
+                        continue
+                    if isinstance(value, str) and not isinstance(value, JsonNumber) and not value.strip():
+                        # No _id serialises to empty text (a string _id is '"..."' with quotes).
+                        warnings.append(f"message key {name!r} is empty; '_id' taken from the "
+                                        "document (or 'filter')")
+                    else:
+                        values["_id"] = self._mongo_id_text(value)
+                    break
         filter_doc = self._mongo_doc(payload.get("filter"), "filter")
         if "_id" not in values and filter_doc and "_id" in filter_doc:
             values["_id"] = field_text(filter_doc["_id"])[0]

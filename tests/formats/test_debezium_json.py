@@ -72,6 +72,20 @@ def test_delete_without_before_is_identified_by_the_message_key() -> None:
     assert row["op"] == "DELETE" and row["row_key"] == '["42"]' and row["before"] is None
 
 
+def test_empty_images_that_would_wipe_or_miss_the_row_are_rejected() -> None:
+    # mongo-kafka's RdbmsUpdateTest / RdbmsDeleteTest refuse these too: an update whose 'after' is
+    # {} (before, a full image with no columns), and a keyless delete whose 'before' is {}.
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message({"op": "u", "after": {}, "source": SOURCE}, key={"id": 1234}))
+    assert info.value.reason == errors.MISSING_FIELD and "'after' is empty" in info.value.detail
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message({"op": "d", "before": {}, "source": SOURCE}, key={}))
+    assert info.value.reason == errors.MISSING_FIELD
+    row = DebeziumJsonDecoder().decode(message({"op": "d", "before": {}, "source": SOURCE},
+                                               key={"id": 1004})).rows[0]
+    assert row["op"] == "DELETE" and row["row_key"] == '["1004"]'
+
+
 def test_update_on_a_keyed_table_without_the_key_is_missing_key() -> None:
     decoder = DebeziumJsonDecoder(FormatOptions(primary_key_overrides={"customers": ("id",)}))
     with pytest.raises(DecodeError) as info:
@@ -257,6 +271,20 @@ def test_mongodb_delete_needs_the_key_when_it_carries_no_document() -> None:
     assert row["op"] == "DELETE" and row["row_key"] == '["1004"]' and row["before"] is None
     with pytest.raises(DecodeError) as info:
         DebeziumJsonDecoder().decode(message(payload))
+    assert info.value.reason == errors.MISSING_KEY
+
+
+def test_mongodb_empty_key_id_falls_back_to_the_document_with_a_warning() -> None:
+    # Airbyte's DebeziumEventUtilsTest mocks the key {"id": ""}: before, the message failed with
+    # "unexpected IndexError"; now the document's _id keys it, and a delete without one is refused.
+    after = '{"_id": {"$oid": "64f24244f95155351c4185b1"}, "name": "Document 0"}'
+    row = DebeziumJsonDecoder().decode(message({"op": "c", "after": after, "source": MONGO_SOURCE},
+                                               key={"id": ""})).rows[0]
+    assert row["row_key"] == '["64f24244f95155351c4185b1"]'
+    assert row["warnings"] == ["message key 'id' is empty; '_id' taken from the document (or 'filter')"]
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(message({"op": "d", "before": None, "after": None,
+                                              "source": MONGO_SOURCE}, key={"id": " "}))
     assert info.value.reason == errors.MISSING_KEY
 
 
