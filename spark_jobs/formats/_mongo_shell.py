@@ -144,7 +144,10 @@ def parse_document_field(text: str, name: str, notation: str) -> dict[str, Any]:
 def parse_document(text: str) -> Any:
     """Parse one shell-syntax value (normally a document); raise :class:`MongoShellSyntaxError`."""
     parser = _Parser(text)
-    value = parser.value()
+    try:
+        value = parser.value()
+    except IndexError:  # the lexer read past the end: the text stops inside a value
+        raise MongoShellSyntaxError("unexpected end of text", len(text)) from None
     parser.skip_space()
     if parser.pos != len(text):
         raise MongoShellSyntaxError(f"unexpected {parser.peek_text()!r} after the document", parser.pos)

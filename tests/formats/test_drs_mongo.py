@@ -124,3 +124,9 @@ def test_dates_outside_iso_years_keep_their_text_with_a_warning() -> None:
     assert row["after"]["a"] == "new Date(253402300800000)"
     assert row["warnings"] == ["field 'a': new Date(253402300800000) is outside years 1-9999; "
                                "original text kept"]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "{", "{a: [1, "])
+def test_text_that_stops_inside_a_value_is_a_syntax_error(text: str) -> None:
+    with pytest.raises(MongoShellSyntaxError, match="end of text|not closed"):
+        parse_document(text)
