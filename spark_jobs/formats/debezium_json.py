@@ -526,21 +526,24 @@ class DebeziumJsonDecoder(JsonDecoder):
             except (ValueError, UnicodeDecodeError):
                 key_doc = None
                 warnings.append("message key is not JSON; key columns taken from elsewhere")
-            if isinstance(key_doc, dict):
-                key_payload, key_schema = unwrap(key_doc)
-                if isinstance(key_payload, dict) and _flink_cdc_table_id(key_payload, table):
+            key_payload, key_schema = unwrap(key_doc) if isinstance(key_doc, dict) else (key_doc, None)
+            if key_payload is not None and not isinstance(key_payload, dict):
+                # A bare value ("27") names no column: the key columns must come from elsewhere.
+                warnings.append("message key is not a struct of key columns; key columns taken "
+                                "from elsewhere")
+            elif isinstance(key_payload, dict):
+                if _flink_cdc_table_id(key_payload, table):
                     key_payload = dict(list(key_payload.items())[1:])
-                if isinstance(key_payload, dict) and key_payload:
-                    specs = {f.get("field"): f for f in (key_schema or {}).get("fields") or []
-                             if isinstance(f, dict)}
-                    # YugabyteDB wraps key columns in cells too: {"id": {"value": 1, "set": true}}.
-                    cells = _has_cells({"after": key_payload}, specs, connector)
-                    key_columns = list(key_payload)
-                    for column, value in key_payload.items():
-                        spec = specs.get(column)
-                        if cells:
-                            value, spec = _cell_value(value)[1], _cell_spec(spec) or spec
-                        key_values[column] = self._column_text(value, spec, warnings, column)
+                specs = {f.get("field"): f for f in (key_schema or {}).get("fields") or []
+                         if isinstance(f, dict)}
+                # YugabyteDB wraps key columns in cells too: {"id": {"value": 1, "set": true}}.
+                cells = _has_cells({"after": key_payload}, specs, connector)
+                key_columns = list(key_payload) or None
+                for column, value in key_payload.items():
+                    spec = specs.get(column)
+                    if cells:
+                        value, spec = _cell_value(value)[1], _cell_spec(spec) or spec
+                    key_values[column] = self._column_text(value, spec, warnings, column)
         override = self.key_override(database, table)
         if override is not None:
             return list(override), key_values

@@ -790,3 +790,11 @@ def test_oracle_number_ddl_types_agree_with_the_change_events() -> None:
     assert row["column_types"] == {"SMALL": "LONG", "WIDE": "LONG", "INT19": "DECIMAL(19,0)",
                                    "NEG": "LONG", "NEG_WIDE": "DECIMAL(22,0)",
                                    "MONEY": "DECIMAL(10,2)", "ANY": "DECIMAL"}
+
+
+def test_bare_value_kafka_key_names_no_column_and_says_so() -> None:
+    payload = {"op": "c", "before": None, "after": {"id": 27}, "source": SOURCE}
+    [row] = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(payload).encode(),
+                                                    key=b'{"payload": 27, "schema": {}}')).rows
+    assert (row["primary_key_columns"], row["row_key"]) == ([], None)
+    assert "message key is not a struct of key columns; key columns taken from elsewhere" in row["warnings"]
