@@ -46,6 +46,16 @@ class FormatOptions:
     update_images_swapped: bool = False
 
 
+def source_table_parts(text: str) -> tuple[str, str | None, str]:
+    """A topic's ``source_table`` -> (database, schema or None, table); ValueError unless it is
+    ``database.table`` or ``database.schema.table``."""
+    parts = text.split(".")
+    if len(parts) not in (2, 3) or not all(part.strip() for part in parts):
+        raise ValueError(f"the topic's 'source_table' must be database.table or database.schema.table, "
+                         f"got {text!r}")
+    return parts[0], parts[1] if len(parts) == 3 else None, parts[-1]
+
+
 class Decoder:
     """One vendor format. Subclasses set the class attributes and implement :meth:`decode`."""
 

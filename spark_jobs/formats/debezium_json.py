@@ -85,7 +85,7 @@ from spark_jobs.formats._mongo_shell import (
     parse_document,
     parse_document_field,
 )
-from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text
+from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text, source_table_parts
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
@@ -402,14 +402,12 @@ class DebeziumJsonDecoder(JsonDecoder):
         if not self.options.source_table:
             raise self.fail(errors.MISSING_FIELD, "the message names no table ('source.table') and the "
                                                   "topic sets no 'source_table'")
-        parts = self.options.source_table.split(".")
-        if len(parts) not in (2, 3) or not all(part.strip() for part in parts):
-            raise self.fail(errors.INVALID_FIELD, "the topic's 'source_table' must be database.table "
-                                                  f"or database.schema.table, got "
-                                                  f"{self.options.source_table!r}")
-        if len(parts) == 2:
-            return {"db": parts[0], "table": parts[1]}
-        return {"db": parts[0], "schema": parts[1], "table": parts[2]}
+        try:
+            database, schema, table = source_table_parts(self.options.source_table)
+        except ValueError as exc:
+            raise self.fail(errors.INVALID_FIELD, str(exc)) from None
+        return {"db": database, "table": table} if schema is None else {
+            "db": database, "schema": schema, "table": table}
 
     def _flattened_row(self, payload: dict[str, Any], schema: dict[str, Any] | None,
                        message: RawMessage) -> dict[str, Any]:

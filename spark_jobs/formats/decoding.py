@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_jobs.formats import errors
-from spark_jobs.formats.base import Decoder, _type_word, key_of, pair_update_halves
+from spark_jobs.formats.base import Decoder, _type_word, key_of, pair_update_halves, source_table_parts
 from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, TIME_FIELDS, RawMessage
 from spark_jobs.formats.errors import DecodeError
 
@@ -84,7 +84,11 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
                           f"{str(row['op']).lower()} names no table and the topic sets no "
                           "'source_table' (database.table) to apply it to")
                 return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
-            _place_in_configured_table(decoder, row, decoder.options.source_table)
+            try:
+                _place_in_configured_table(decoder, row, decoder.options.source_table)
+            except ValueError as exc:
+                detail = f"{row.get('source_format') or decoder.format_id}: {exc}"
+                return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
         unplaced = _unplaced_key(row)
         if unplaced is not None:
             detail = f"{row.get('source_format') or decoder.format_id}: {unplaced}"
@@ -96,9 +100,7 @@ def _place_in_configured_table(decoder: Decoder, row: dict[str, Any], source_tab
     """A change that names no table (Flink SQL's canal-json sink writes none) goes to the topic's
     ``source_table`` (``database.table`` or ``database.schema.table``), keyed by the key columns
     configured for that table when the message names none."""
-    parts = source_table.split(".")
-    row["database"], row["table_name"] = parts[0], parts[-1]
-    row["schema_name"] = parts[1] if len(parts) == 3 else None
+    row["database"], row["schema_name"], row["table_name"] = source_table_parts(source_table)
     keys = decoder.key_override(row["database"], row["table_name"])
     if keys and not row.get("primary_key_columns"):
         row["primary_key_columns"] = list(keys)
