@@ -86,6 +86,10 @@ BINARY_HEX = "hex"  # Tencent Cloud DTS Canal JSON, "not fully compatible" mode 
 BINARY_ENCODINGS = (BINARY_LATIN1, BINARY_BYTE_LIST, BINARY_BASE64, BINARY_HEX)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_KEYLESS_UPDATE_WITHOUT_OLD = (
+    "UPDATE names no key columns and has no 'old' row: the row it changed is unknown; Canal sends "
+    "this when MySQL runs binlog_row_image=MINIMAL or canal.instance.filter.field leaves the key "
+    "out, and 'data' then holds only some columns (configure primary_keys; keep the key columns)")
 # An epoch number of at most 11 digits (below 10^11): seconds, were it milliseconds it would be
 # before March 1973.
 _SECONDS_RANGE = re.compile(r"[1-9]\d{0,10}(?:\.\d+)?")
@@ -492,6 +496,12 @@ class CanalFamilyDecoder(JsonDecoder):
                 after = image
             if op == "UPDATE" and index >= old_offset:
                 before = self._before_image(f, index - old_offset, raw, types, warnings, labels)
+            if op == "UPDATE" and self.canal_renderings and not keys and before is None:
+                # Nothing identifies the row: no key columns and no before image. Canal sends this
+                # when MySQL runs binlog_row_image=MINIMAL (issues #1834, #2460: 'data' holds only
+                # the columns the statement set) or a field filter drops the key (#4042); pkNames is
+                # then null even for a keyed table.
+                warnings.append(_KEYLESS_UPDATE_WITHOUT_OLD)
             key_image = before if op == "DELETE" else after
             row_key = key_of(key_image, keys)
             if keys and row_key is None:

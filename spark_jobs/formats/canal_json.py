@@ -28,6 +28,10 @@ row only when some column changed, so a shorter ``old`` belongs to the last rows
 database-level DDL (Canal and TiCDC send ``"table": ""``) names no table. A row too large for TiCDC's
 ``max-message-bytes`` may arrive with only its handle-key columns (``_tidb.onlyHandleKey`` or
 ``_tidb.claimCheckLocation``): its images are partial (``after_is_full`` false, with a warning).
+Under MySQL ``binlog_row_image=MINIMAL``, or a ``canal.instance.filter.field`` that leaves the key
+out, Canal's ``data`` holds only some columns and ``pkNames`` is null (Canal issues #1834, #2460,
+#4042): an UPDATE row with no key columns and no ``old`` row is kept as sent with a warning saying
+so; with the table's key configured it is quarantined ``MISSING_KEY`` (the key is not in ``data``).
 
 Cloud DTS "Canal JSON" (fixtures ``aliyun_dts_*``, ``tencent_dts_*``): Alibaba Cloud DTS sends
 ``"type": "DDL"`` and ``INIT`` (full load), and instances created before 2022-03-20 put a DELETE's

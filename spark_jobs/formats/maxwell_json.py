@@ -43,6 +43,9 @@
   default), table or primary key, one row's changes stay in one Kafka partition in that order; with
   ``producer_partition_by=transaction_id``/``random``/``column`` they do not, and ``ts`` (seconds)
   cannot order changes to one row within a second.
+- A row message whose ``data`` is ``{}`` (no column at all) is quarantined ``MISSING_FIELD``:
+  Maxwell's bootstrap wrote such rows for tables with upper-case names (issue #1354); written as
+  a row it would add an empty row to a keyless table.
 - A ``dead_letter_topic`` "skeleton row" (``database``, ``table``, ``reason``, ``data`` with the key
   only) is no change and is quarantined saying so.
 - ``--encrypt=data|all`` replaces ``data``/``old`` (or the whole message) by ``{"encrypted":
@@ -161,6 +164,12 @@ class MaxwellJsonDecoder(JsonDecoder):
         for name, value in (("data", data), ("old", old)):
             if value is not None and not isinstance(value, dict):
                 raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object")
+        if (data if data is not None or op != "DELETE" else old) == {}:
+            # No column at all: Maxwell's bootstrap of a table it has no columns for (issue #1354:
+            # upper-case table names gave "primary_key":[],"data":{}). Written as a row, it would
+            # add an empty row to the table; an all-NULL row under output_nulls=false looks the same.
+            raise self.fail(errors.MISSING_FIELD,
+                            f"'data' is empty for type {kind_text!r}: no column values, no row")
         if op == "DELETE":
             row = data if data is not None else old
             if row is None:

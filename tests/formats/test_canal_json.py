@@ -13,6 +13,7 @@ from spark_jobs.formats.base import FormatOptions
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.decoding import decode_one
 from spark_jobs.formats.detect import detect
+from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.values import ConversionWarning, loads_exact
 
 
@@ -461,3 +462,23 @@ def test_a_change_naming_no_table_goes_to_the_topics_source_table() -> None:
     rejected = decode_one(get_decoder("canal_json"), message).rejected
     assert rejected is not None and rejected.reason == "MISSING_FIELD"
     assert "names no table" in rejected.detail
+
+
+def test_keyless_update_without_old_row_is_warned_as_possibly_minimal_row_image() -> None:
+    # alibaba/canal #1834: binlog_row_image=MINIMAL; data holds the changed column only, no
+    # pkNames, "old": null. Kept as sent, but flagged: nothing identifies the row.
+    doc = canal(data=[{"update_time": "2019-05-22 18:20:25"}], old=None, pkNames=None,
+                mysqlType={"update_time": "datetime"}, sqlType={"update_time": 93})
+    [row] = decode("canal_json", doc)
+    assert (row["op"], row["before"], row["after"]) == (
+        "UPDATE", None, {"update_time": "2019-05-22T18:20:25"})
+    assert len(row["warnings"]) == 1 and "binlog_row_image=MINIMAL" in row["warnings"][0]
+    # the table's real key configured: the message names no value of it, so it is quarantined
+    with pytest.raises(DecodeError) as caught:
+        decode("canal_json", doc, primary_key_overrides={"db.t": ("id",)})
+    assert caught.value.reason == "MISSING_KEY"
+    # a key (pkNames or configured) or an old row: no warning
+    assert decode("canal_json", canal(old=None))[0]["warnings"] == []
+    assert decode("canal_json", canal(pkNames=None))[0]["warnings"] == []
+    # only canal_json warns (its Canal renderings); the DRS formats are left as they were
+    assert decode("drs_json_c", dict(doc, type="UPDATE"))[0]["warnings"] == []

@@ -175,3 +175,30 @@ def test_dead_letter_skeleton_row_is_quarantined_as_such() -> None:
     doc = {"database": "d", "table": "t", "reason": "RecordTooLargeException", "data": {"id": 1}}
     with pytest.raises(DecodeError, match="dead_letter_topic"):
         MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+
+
+def test_upper_case_types_of_seatunnels_writer_are_detected_and_decoded() -> None:
+    # apache/seatunnel issue #9773: MaxWellJsonSerializationSchema writes "INSERT"/"DELETE".
+    doc = {"data": {"id": 7, "c1": "test"}, "type": "INSERT", "database": "wubx", "table": "t01",
+           "ts": 1756197561415}
+    assert detect(loads_exact(json.dumps(doc))) is MaxwellJsonDecoder
+    row = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
+    assert (row["op"], row["after"], row["after_is_full"]) == ("INSERT", {"id": "7", "c1": "test"}, True)
+    assert row["event_time"] == 1756197561415000  # ts in milliseconds here (micros)
+    deleted = MaxwellJsonDecoder().decode(
+        RawMessage(value=json.dumps(dict(doc, type="DELETE")).encode())).rows[0]
+    assert (deleted["op"], deleted["before"], deleted["after"]) == ("DELETE", {"id": "7", "c1": "test"}, None)
+
+
+def test_row_with_empty_data_is_quarantined_not_written_as_an_empty_row() -> None:
+    # zendesk/maxwell #1354: bootstrap of a table with an upper-case name printed no columns.
+    doc = {"database": "polarisglobal", "table": "kitchendatasetpackages", "type": "bootstrap-insert",
+           "ts": 1570630877, "primary_key": [], "data": {}}
+    for kind in ("bootstrap-insert", "insert", "update", "delete"):
+        with pytest.raises(DecodeError) as caught:
+            MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(dict(doc, type=kind)).encode()))
+        assert caught.value.reason == "MISSING_FIELD" and "'data' is empty" in str(caught.value)
+    # control messages keep their empty data
+    start = dict(doc, type="bootstrap-start")
+    decoded = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(start).encode()))
+    assert decoded.control == "BOOTSTRAP_START"
