@@ -96,6 +96,7 @@ class MaxwellJsonDecoder(JsonDecoder):
     format_id = "maxwell_json"
     description = "Maxwell's daemon JSON (database/table/type/ts/xid/data/old)"
     detect_priority = 65
+    concatenated_documents = True  # TiCDC's Maxwell batches
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
