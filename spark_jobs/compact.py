@@ -50,7 +50,10 @@ a change that cannot be represented (string vs bigint, a value that does not fit
 fails that table with :class:`IncompatibleSchemaChange` — nothing of it is written — while the other
 tables of the hour are still compacted; the summary lists the failures. One exception: a MySQL zero
 date (``0000-00-00``, a zero month or day) in a date or timestamp column is NULL there, as Debezium
-gives it; the changelog keeps the text and the decoder's warning.
+gives it; the changelog keeps the text and the decoder's warning. MongoDB collections (``db_type``
+MongoDB, from DRS, Debezium or DTS) are schemaless: one field may hold an int in one document and
+a double, a string or a sub-document in the next, so their columns are strings holding the exact
+canonical text (as Paimon's MongoDB sync types them); the changelog keeps each value's type.
 
 ``_cdc_run_id`` is the ``run_id`` of the changelog row that last changed the row (the normalize run
 that produced it), so the tables are a pure function of the changelog.
@@ -396,7 +399,9 @@ def declared_columns(changes: DataFrame) -> dict[SourceTable, dict[str, str | No
     join of its declared Spark types (None when no change declares one)."""
     changes = changes.withColumn("source_schema", F.expr(SOURCE_SCHEMA_SQL))
     source = ("database", "source_schema", "table_name")
-    typed = changes.select(*source, F.explode("column_types").alias("col", "logical"))
+    # MongoDB fields have no fixed type (see the module docstring): their columns stay undeclared.
+    typed = (changes.where(F.lower(F.coalesce("db_type", F.lit(""))) != "mongodb")
+             .select(*source, F.explode("column_types").alias("col", "logical")))
     named = changes.select(*source, F.explode(F.array_union(
         F.coalesce(F.map_keys("before"), F.array().cast("array<string>")),
         F.coalesce(F.map_keys("after"), F.array().cast("array<string>")))).alias("col"),

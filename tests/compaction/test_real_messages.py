@@ -492,3 +492,22 @@ def test_debezium_and_canal_consumers_final_tables(spark):
         ("3107", "Brenda Garcia", "Headphones", "3", "392.25", "Cancelled"),
         ("3108", "John Henry", "Laptop", "1", "320.1", "Cancelled"),
     ]
+
+
+def test_mongodb_fields_of_changing_type_are_exact_text_columns(spark):
+    """A MongoDB collection is schemaless: ``_id`` is an ObjectId in one document, a NumberLong
+    in the next and a sub-document in the third (drs_mongo/shell_types); ``qty`` is an int here
+    and absent there. Typed by the first document, the table would fail at the second; the
+    columns are strings of the exact canonical text instead (what Paimon's MongoDB sync does)."""
+    compact(spark, 480, decoded("drs_mongo/shell_types", "real_mongo_shell")
+            + decoded("drs_mongo/update_forms", "real_mongo_forms"))
+    shell = "current.real_mongo_shell__orders"
+    assert {t for c, t in spark.table(shell).dtypes if not c.startswith("_cdc_")} == {"string"}
+    assert table(spark, shell, ("_id", "qty", "total", "huge", "price", "at", "raw", "x", "w", "y")) == [
+        ("42", None, None, None, None, None, None, "-0.0001", "2023-05-17T09:18:31.439Z", "AAE="),
+        ("64650cf67dc36a464e76e583", "7", "9223372036854775807", "12345678901234567890",
+         "1234567890123456789012345678.90", "2023-05-17T09:18:31.439Z", "aGVsbG8=", None, None, None),
+        ('{"tenant":1,"no":"A-1"}', None, None, None, None, None, None, None, None, None),
+    ]
+    forms = "current.real_mongo_forms__orders"
+    assert table(spark, forms, ("_id", "qty", "status", "note")) == [("5", None, None, None)]
