@@ -96,7 +96,7 @@ from spark_jobs.logical_types import (
     spark_type,
     widen,
 )
-from spark_jobs.tables import CHANGELOG, ensure_tables
+from spark_jobs.tables import CHANGELOG, ensure_tables, in_catalog
 
 STAGE = "compact"
 META_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -464,7 +464,8 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
             f"CREATE TABLE IF NOT EXISTS {main} ({meta}{occurrence}) USING iceberg "
             f"PARTITIONED BY (bucket({options.buckets}, _cdc_key)) TBLPROPERTIES ({table_props}, "
             f"'{SOURCE_PROPERTY}'={_literal(source)}, '{KEYLESS_PROPERTY}'='{str(keyless).lower()}')")
-        spark.sql(f"ALTER TABLE {main} WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
+        spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} "
+                  "WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
     if not _table_exists(spark, tombstone_table_name(table)):
         spark.sql(f"CREATE TABLE IF NOT EXISTS {tomb} ({meta}) USING iceberg TBLPROPERTIES "
                   f"({table_props}, '{SOURCE_PROPERTY}'={_literal(source)})")

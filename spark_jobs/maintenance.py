@@ -155,8 +155,11 @@ def is_tombstone_table(table: str) -> bool:
 
 def _call(spark: SparkSession, catalog: str, procedure: str, table: str, **args: str) -> list[dict[str, Any]]:
     """``CALL <catalog>.system.<procedure>(table => '<table>', ...)``; args are SQL expressions."""
-    named = [f"table => {sql_text(checked_name(table))}"] + [f"{k} => {v}" for k, v in args.items()]
-    statement = f"CALL {checked_name(catalog, 'catalog')}.system.{procedure}({', '.join(named)})"
+    # The table argument names its catalog too: Iceberg tries a bare ``current`` as a catalog first.
+    catalog = checked_name(catalog, "catalog")
+    qualified = f"{catalog}.{checked_name(table)}"
+    named = [f"table => {sql_text(qualified)}"] + [f"{k} => {v}" for k, v in args.items()]
+    statement = f"CALL {catalog}.system.{procedure}({', '.join(named)})"
     return [r.asDict() for r in spark.sql(statement).collect()]
 
 

@@ -58,6 +58,7 @@ def topic_formats(config: object) -> dict[str, TopicFormat]:
             flattened=topic.flattened, source_table=topic.source_table,
             binary_encoding=topic.binary_encoding,
             update_images_swapped=topic.update_images_swapped,
+            produced_timezone=topic.produced_timezone,
         ))
     return formats
 

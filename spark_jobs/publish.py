@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pyspark.sql import SparkSession
 
 from spark_jobs.identifiers import quote_table
-from spark_jobs.tables import CHANGELOG, QUARANTINE
+from spark_jobs.tables import CHANGELOG, QUARANTINE, in_catalog
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def start_audit(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -
     """(Re)create the hour's audit branch of each table from ``main``'s current snapshot."""
     branch = audit_branch(hour)
     for table in tables:
-        t = quote_table(table)
+        t = quote_table(in_catalog(spark, table))
         if "main" not in branch_names(spark, table):
             # A table that was never written has no snapshot: commit an empty append so that the
             # branch and main share an ancestor and main exists for readers (both ends of WAP).
@@ -81,9 +81,9 @@ def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> li
     for table in tables:
         if not has_branch(spark, table, branch):
             continue
-        spark.sql(f"CALL system.fast_forward(table => {_literal(table)}, branch => 'main', "
-                  f"to => {_literal(branch)})")
-        spark.sql(f"ALTER TABLE {quote_table(table)} DROP BRANCH IF EXISTS `{branch}`")
+        spark.sql(f"CALL system.fast_forward(table => {_literal(in_catalog(spark, table))}, "
+                  f"branch => 'main', to => {_literal(branch)})")
+        spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
         published.append(table)
         log.info("%s: main fast-forwarded to %s", table, branch)
     return published
@@ -93,7 +93,7 @@ def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> No
     """Drop the hour's audit branch of each table; ``main`` stays as it is."""
     branch = audit_branch(hour)
     for table in tables:
-        spark.sql(f"ALTER TABLE {quote_table(table)} DROP BRANCH IF EXISTS `{branch}`")
+        spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
 
 
 def current_tables(spark: SparkSession) -> list[str]:

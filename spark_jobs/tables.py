@@ -111,6 +111,13 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+def in_catalog(spark: SparkSession, name: str) -> str:
+    """``current.a__b`` -> ``<catalog>.current.a__b``. Iceberg's SQL extensions (``ALTER TABLE ...
+    WRITE``/``CREATE BRANCH``, procedures' ``table`` argument) first try a name's leading part as
+    a catalog and log a warning with a stack trace when it is none; the full name avoids that."""
+    return f"{spark.conf.get('spark.sql.defaultCatalog')}.{name}"
+
+
 def ensure_tables(spark: SparkSession) -> None:
     """Create the namespaces and fixed tables that do not exist yet (format version 2).
 

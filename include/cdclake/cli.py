@@ -27,7 +27,8 @@ def _decode(args: argparse.Namespace) -> int:
     return run_decode(args.files, args.format, args.key_file, args.schema_file, args.timezone,
                       sys.stdout, sys.stderr, whole_file=args.whole_file, flattened=args.flattened,
                       source_table=args.source_table, binary_encoding=args.binary_encoding,
-                      update_images_swapped=args.update_images_swapped)
+                      update_images_swapped=args.update_images_swapped,
+                      produced_timezone=args.produced_timezone)
 
 
 def _kafka(args: argparse.Namespace) -> int:
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key-file", help="Kafka keys, one line per message of FILE (Debezium key columns)")
     p.add_argument("--schema-file", help="vendor Avro schema file (drs_avro)")
     p.add_argument("--timezone", default="UTC", help="source time zone of zone-less vendor timestamps")
+    p.add_argument("--produced-timezone",
+                   help="ogg_json: zone of current_ts (the replicat host), when not --timezone")
     p.add_argument("--flattened", action="store_true",
                    help="debezium_json: Debezium ExtractNewRecordState output (tombstones are deletes)")
     p.add_argument("--source-table", help="database.table (or database.schema.table) of messages "

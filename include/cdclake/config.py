@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
@@ -45,6 +46,9 @@ class TopicConfig:
     # Canal family only: UPDATE ``data`` is the before image and ``old`` the after image (Alibaba
     # Cloud DTS Canal Json from instances created before 2022-03-20).
     update_images_swapped: bool = False
+    # ogg_json only: the zone of ``current_ts`` (the replicat host) when it is not
+    # ``source_timezone`` (GoldenGate's ``goldengate.userexit.timestamp=utc`` puts ``op_ts`` in UTC).
+    produced_timezone: str | None = None
 
 
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
@@ -223,9 +227,16 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
                          else str(raw["binary_encoding"])),
         update_images_swapped=_boolean(raw.get("update_images_swapped", False),
                                        f"topic {raw['name']!r}: 'update_images_swapped'"),
+        produced_timezone=(None if raw.get("produced_timezone") is None
+                           else str(raw["produced_timezone"])),
     )
     _check_flattened(topic)
     _check_canal_family_options(topic)
+    if topic.produced_timezone is not None and topic.format != "ogg_json":
+        raise ConfigError(f"topic {topic.name!r}: 'produced_timezone' is read by ogg_json (the zone of "
+                          f"GoldenGate's current_ts), not by {topic.format!r}")
+    for name in ("source_timezone", "produced_timezone"):
+        _check_zone(getattr(topic, name), f"topic {topic.name!r}: '{name}'")
     return topic
 
 
@@ -239,6 +250,17 @@ def _check_canal_family_options(topic: TopicConfig) -> None:
     if used and topic.format not in CANAL_FAMILY_FORMATS:
         raise ConfigError(f"{where}: {used[0]!r} is read by the Canal family "
                           f"({', '.join(CANAL_FAMILY_FORMATS)}), not by {topic.format!r}")
+
+
+def _check_zone(name: str | None, what: str) -> None:
+    """An IANA time zone name (``Asia/Shanghai``) or UTC; a misspelt zone would fail every message."""
+    if name is None or name in ("UTC", "Z", "Etc/UTC"):
+        return
+    try:
+        ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError):
+        raise ConfigError(f"{what} must be an IANA time zone name such as Asia/Shanghai, "
+                          f"got {name!r}") from None
 
 
 def _boolean(value: Any, what: str) -> bool:

@@ -125,14 +125,14 @@ _ISO = re.compile(
 
 
 def wall_clock_field(decoder: Decoder, doc: dict[str, Any], name: str, label: str,
-                     example: str) -> int | None:
-    """``doc[name]``, a zone-less datetime in the source time zone, as epoch microseconds
-    (None when absent or empty); anything else is ``INVALID_FIELD`` naming ``label``."""
+                     example: str, zone: str | None = None) -> int | None:
+    """``doc[name]``, a zone-less datetime in ``zone`` (default: the source time zone), as epoch
+    microseconds (None when absent or empty); anything else is ``INVALID_FIELD`` naming ``label``."""
     value = doc.get(name)
     if value is None or value == "":
         return None
     try:
-        return micros_from_wall_clock(value, decoder.options.source_timezone)
+        return micros_from_wall_clock(value, zone or decoder.options.source_timezone)
     except ConversionWarning:
         raise decoder.fail(errors.INVALID_FIELD,
                            f"'{label}' must be a datetime like {example}, got {value!r}") from None

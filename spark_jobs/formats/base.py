@@ -44,6 +44,9 @@ class FormatOptions:
     # Canal family: UPDATE ``data`` is the before image and ``old`` the after image (Alibaba Cloud
     # DTS Canal Json from instances created before 2022-03-20; the message cannot show it).
     update_images_swapped: bool = False
+    # ogg_json: the zone of ``current_ts`` (the replicat host's clock) when it is not
+    # ``source_timezone`` (``goldengate.userexit.timestamp=utc`` makes ``op_ts`` UTC only).
+    produced_timezone: str | None = None
 
 
 def source_table_parts(text: str) -> tuple[str, str | None, str]:

@@ -25,8 +25,8 @@
   then leaves the old key's row behind (use ``delete-insert`` there).
 - ``op_ts`` (source commit) and ``current_ts`` (formatter time) carry no zone: both are read in
   ``options.source_timezone``. With ``goldengate.userexit.timestamp=utc`` (in Oracle's sample
-  properties) ``op_ts`` is UTC while ``current_ts`` stays in the replicat host's zone; one zone
-  cannot fit both, so set the one of ``op_ts`` (the event time).
+  properties) ``op_ts`` is UTC while ``current_ts`` stays in the replicat host's zone: set
+  ``source_timezone`` to the zone of ``op_ts`` and ``produced_timezone`` to the host's.
 - ``pos`` (trail sequence + RBA, zero-padded) is the ordering key and the source position.
 - Update images may be partial (compressed updates log only key + changed columns), so an update's
   after image is never flagged full; merging it is correct whether or not it is complete.
@@ -173,7 +173,8 @@ class OggJsonDecoder(JsonDecoder):
         common = {
             "database": database, "schema_name": schema, "table_name": table,
             "event_time": wall_clock_field(self, doc, "op_ts", "op_ts", TIME_EXAMPLE),
-            "produced_time": wall_clock_field(self, doc, "current_ts", "current_ts", TIME_EXAMPLE),
+            "produced_time": wall_clock_field(self, doc, "current_ts", "current_ts", TIME_EXAMPLE,
+                                              self.options.produced_timezone),
             "source_sequence": sortable_sequence(doc.get("pos")),
             "source_position": plain_text(doc.get("pos")),
             "transaction_id": plain_text(tokens.get("txid")) if isinstance(tokens := doc.get("tokens"), dict)

@@ -262,3 +262,18 @@ def test_auto_hands_a_transaction_mode_value_to_ogg_json_only() -> None:
     with pytest.raises(DecodeError) as caught:
         AutoDecoder().decode(RawMessage(value=(json.dumps(canal) * 2).encode()))
     assert (caught.value.reason, caught.value.format_id) == (errors.INVALID_JSON, "auto")
+
+
+def test_current_ts_read_in_the_replicat_zone_when_set() -> None:
+    from spark_jobs.formats.base import FormatOptions
+
+    # goldengate.userexit.timestamp=utc: op_ts in UTC, current_ts on a Chicago host (UTC-6 in
+    # November), written 2 seconds after the commit.
+    doc = {"table": "S.T", "op_type": "I", "op_ts": "2023-11-20 15:40:06.000000",
+           "current_ts": "2023-11-20T09:40:08.000000", "pos": "00000000000000001445",
+           "after": {"ID": 1}}
+    value = RawMessage(value=json.dumps(doc).encode())
+    [row] = OggJsonDecoder(FormatOptions(produced_timezone="America/Chicago")).decode(value).rows
+    assert row["produced_time"] - row["event_time"] == 2_000_000
+    [row] = OggJsonDecoder().decode(value).rows  # one zone for both: produced 6 h before the commit
+    assert row["produced_time"] - row["event_time"] == 2_000_000 - 6 * 3600 * 1_000_000

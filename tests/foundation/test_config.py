@@ -95,3 +95,22 @@ def test_update_images_swapped_reaches_the_decoder_options(tmp_path: Path) -> No
 def test_bad_canal_family_options_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
+
+
+def test_produced_timezone_reaches_the_ogg_decoder_options(tmp_path: Path) -> None:
+    from spark_jobs.normalize import topic_formats
+
+    config = _config(tmp_path, "topics:\n  - name: ogg\n    format: ogg_json\n"
+                               "    produced_timezone: America/Chicago\n")
+    assert topic_formats(config)["ogg"].options.produced_timezone == "America/Chicago"
+    assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].produced_timezone is None
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("format: canal_json\n    produced_timezone: UTC", "read by ogg_json"),
+    ("format: ogg_json\n    produced_timezone: America/Chicagoo", "IANA time zone name"),
+    ("format: drs_json\n    source_timezone: Asia/Shangai", "IANA time zone name"),
+])
+def test_bad_time_zones_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
