@@ -129,6 +129,9 @@ _PRIMITIVE_TYPES = {"int8": "LONG", "int16": "LONG", "int32": "LONG", "int64": "
                     "boolean": "BOOLEAN", "string": "STRING", "bytes": "BINARY", "struct": "JSON",
                     "map": "JSON", "array": "JSON"}
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+# Envelope schema name of the source struct, and package names that differ from source.connector.
+_SOURCE_SCHEMA = re.compile(r"io\.debezium\.connector\.([a-z0-9]+)\.Source")
+_SCHEMA_CONNECTORS = {"mongo": "mongodb"}
 # ExtractNewRecordState ``add.fields``: envelope or source fields, written ``__<name>`` (source
 # fields also ``__source_<name>``). They are metadata, not columns of the row.
 _FLAT_PREFIX = "__"
@@ -348,6 +351,9 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _change_row(self, op: str, payload: dict[str, Any], schema: dict[str, Any] | None,
                     message: RawMessage) -> dict[str, Any]:
         source = self._source(payload)
+        if not source.get("connector") and (named := _schema_connector(schema)):
+            # Debezium before 0.10 wrote no source.connector; its source schema names it.
+            source = {**source, "connector": named}
         if _is_mongo(payload, source):
             return self._mongo_row(op, payload, source, message)
         if not source.get("table"):
@@ -1063,6 +1069,17 @@ def _row_op(code: str, snapshot: Any, connector: Any) -> str:
                  or (isinstance(snapshot, str) and snapshot.lower() in _SNAPSHOT_FLAGS))):
         return "SNAPSHOT"
     return OPS[code]
+
+
+def _schema_connector(schema: dict[str, Any] | None) -> str | None:
+    """The connector named by the envelope schema's ``source`` struct
+    (``io.debezium.connector.<connector>.Source``; MongoDB's package is ``mongo``), or None."""
+    for field in (schema or {}).get("fields") or []:
+        if isinstance(field, dict) and field.get("field") == "source":
+            match = _SOURCE_SCHEMA.fullmatch(str(field.get("name") or ""))
+            if match:
+                return _SCHEMA_CONNECTORS.get(match.group(1), match.group(1))
+    return None
 
 
 def _connector(source: dict[str, Any]) -> str:

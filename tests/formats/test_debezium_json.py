@@ -798,3 +798,25 @@ def test_bare_value_kafka_key_names_no_column_and_says_so() -> None:
                                                     key=b'{"payload": 27, "schema": {}}')).rows
     assert (row["primary_key_columns"], row["row_key"]) == ([], None)
     assert "message key is not a struct of key columns; key columns taken from elsewhere" in row["warnings"]
+
+
+@pytest.mark.parametrize(("source_schema", "source", "db_type"), [
+    ("io.debezium.connector.mysql.Source", {"db": "inventory", "table": "customers"}, "mysql"),
+    ("io.debezium.connector.mongo.Source", {"db": "inventory", "table": "customers"}, "mongodb"),
+    ("io.debezium.connector.mysql.Source", {**SOURCE, "connector": "TiCDC"}, "TiCDC"),
+    ("my.own.Source", {"db": "inventory", "table": "customers"}, None),
+])
+def test_db_type_of_a_source_without_connector_is_named_by_its_schema(
+        source_schema: str, source: dict, db_type: str | None) -> None:
+    # Debezium before 0.10 (e.g. the 0.4 tutorial's MySQL events) wrote no source.connector.
+    schema = {"type": "struct", "name": "dbserver1.inventory.customers.Envelope", "fields": [
+        {"type": "struct", "optional": True, "field": "after",
+         "fields": [{"type": "int32", "optional": False, "field": "id"}]},
+        {"type": "struct", "optional": False, "field": "source", "name": source_schema,
+         "fields": [{"type": "string", "optional": True, "field": "db"}]},
+        {"type": "string", "optional": False, "field": "op"}]}
+    payload = {"before": None, "after": {"id": 1004}, "source": source, "op": "u", "ts_ms": 1486501486308}
+    row = DebeziumJsonDecoder().decode(message({"schema": schema, "payload": payload},
+                                               key={"id": 1004})).rows[0]
+    assert row["db_type"] == db_type
+    assert row["after"] == {"id": "1004"}
