@@ -193,6 +193,8 @@ class DebeziumJsonDecoder(JsonDecoder):
     def matches(cls, doc: dict[str, Any]) -> bool:
         if _is_cloudevent(doc):
             return True
+        if doc == {"schema": None, "payload": None}:  # a tombstone as older consoles print it
+            return True
         payload, schema = unwrap(doc)
         if not isinstance(payload, dict):
             return False

@@ -820,3 +820,10 @@ def test_db_type_of_a_source_without_connector_is_named_by_its_schema(
                                                key={"id": 1004})).rows[0]
     assert row["db_type"] == db_type
     assert row["after"] == {"id": "1004"}
+
+
+def test_null_envelope_is_a_tombstone_under_auto_too() -> None:
+    from spark_jobs.formats.detect import AutoDecoder
+
+    value = RawMessage(value=b'{"schema":null,"payload":null}')
+    assert AutoDecoder().decode(value).control == DebeziumJsonDecoder().decode(value).control == "TOMBSTONE"
