@@ -15,7 +15,7 @@ from spark_jobs.formats import errors
 from spark_jobs.formats.base import JsonDecoder, parse_json_value
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.values import concatenated_objects
+from spark_jobs.formats.values import leading_object
 
 
 def detectable() -> list[type[JsonDecoder]]:
@@ -61,9 +61,10 @@ class AutoDecoder(JsonDecoder):
 
     def _decode_concatenated(self, message: RawMessage, error: DecodeError) -> Decoded:
         """A value of documents written back to back, decoded whole by the format its first
-        document matches when that format writes such values; else ``error`` (not JSON) stands."""
-        documents = concatenated_objects(message.value) if error.reason == errors.INVALID_JSON else None
-        decoder_class = detect(documents[0]) if documents else None
+        document matches when that format writes such values (its own error names a bad later
+        document); else ``error`` (not JSON) stands."""
+        first = leading_object(message.value) if error.reason == errors.INVALID_JSON else None
+        decoder_class = detect(first) if first is not None else None
         if decoder_class is None or not decoder_class.concatenated_documents:
             raise error
         return self._decoder(decoder_class).decode(message)

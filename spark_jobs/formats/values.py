@@ -67,6 +67,21 @@ def split_concatenated_objects(text: str) -> list[dict[str, Any]]:
         documents.append(document)
 
 
+def leading_object(value: bytes | None) -> dict[str, Any] | None:
+    """The first JSON object of a value that holds more text after it (documents written back to
+    back, the later ones valid or not), or None."""
+    try:
+        text = (value or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    try:
+        document, end = _EXACT_DECODER.raw_decode(text, start)
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) and text[end:].strip() else None
+
+
 def concatenated_objects(value: bytes | None) -> list[dict[str, Any]] | None:
     """The JSON objects of a value holding two or more of them written back to back, or None when
     the value is not such a sequence (not UTF-8, one document, or any document not an object).

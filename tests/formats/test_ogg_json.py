@@ -277,3 +277,14 @@ def test_current_ts_read_in_the_replicat_zone_when_set() -> None:
     assert row["produced_time"] - row["event_time"] == 2_000_000
     [row] = OggJsonDecoder().decode(value).rows  # one zone for both: produced 6 h before the commit
     assert row["produced_time"] - row["event_time"] == 2_000_000 - 6 * 3600 * 1_000_000
+
+
+def test_auto_names_the_bad_operation_of_a_transaction_mode_value() -> None:
+    from spark_jobs.formats.detect import AutoDecoder
+
+    op = {"table": "QASOURCE.T", "op_type": "I", "op_ts": "2015-11-05 18:45:36.000000",
+          "pos": "00000000000000002928", "after": {"ID": 1}}
+    with pytest.raises(DecodeError) as caught:
+        AutoDecoder().decode(RawMessage(value=(json.dumps(op) + json.dumps(op) + '{"table": ,}').encode()))
+    assert (caught.value.reason, caught.value.format_id) == (errors.INVALID_JSON, "ogg_json")
+    assert "operation 2 of this transaction-mode message" in caught.value.detail
