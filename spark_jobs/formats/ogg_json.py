@@ -137,6 +137,12 @@ class OggJsonDecoder(JsonDecoder):
         if "$schema" in doc and "op_type" not in doc:
             return Decoded(control="SCHEMA")
         qualified = self.require(doc, "table", str)
+        if {"scn", "row_id", "username"} <= doc.keys() and "pos" not in doc:
+            # Row-modeled like GoldenGate's, but epoch-millisecond op_ts/current_ts and op_type R.
+            raise self.fail(errors.UNKNOWN_FORMAT,
+                            "the message carries 'scn', 'row_id' and 'username' and no 'pos': it is "
+                            "Confluent's Oracle CDC Source connector output, not GoldenGate's JSON "
+                            "formatter, and no cdclake format reads it")
         if doc.get("op_type") is None:
             op_text = self._op_from_images(doc)
         else:

@@ -288,3 +288,14 @@ def test_auto_names_the_bad_operation_of_a_transaction_mode_value() -> None:
         AutoDecoder().decode(RawMessage(value=(json.dumps(op) + json.dumps(op) + '{"table": ,}').encode()))
     assert (caught.value.reason, caught.value.format_id) == (errors.INVALID_JSON, "ogg_json")
     assert "operation 2 of this transaction-mode message" in caught.value.detail
+
+
+def test_confluent_oracle_cdc_record_is_named_not_misread() -> None:
+    # Confluent's documented record (SMT examples page), as the JSON converter writes it.
+    doc = {"ID": 1, "FIRST_NAME": "Rica", "CREATE_TS": 1636048731469, "table": "ORCL.ADMIN.CUSTOMERS",
+           "scn": "589654", "op_type": "R", "op_ts": None, "current_ts": "1636049137001",
+           "row_id": None, "username": None}
+    with pytest.raises(DecodeError) as caught:
+        OggJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+    assert caught.value.reason == errors.UNKNOWN_FORMAT
+    assert "Confluent's Oracle CDC Source connector" in caught.value.detail
