@@ -171,6 +171,11 @@ _CE_SOURCE_FIELDS = {name.replace("_", ""): name for name in (
 _CE_IMAGE_FIELDS = ("before", "after", "patch", "updateDescription")
 
 
+# Branch names of Avro's JSON encoding of a union ({"long": 1}): a record printed that way is no
+# Debezium JSON (kafka-avro-console-consumer output pasted as a message).
+_AVRO_BRANCHES = frozenset({"long", "int", "string", "boolean", "double", "float", "bytes"})
+
+
 def unwrap(doc: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """(payload, schema): the envelope's parts, or the document itself when it has no envelope."""
     if "payload" in doc and set(doc) <= {"schema", "payload"}:
@@ -344,8 +349,12 @@ class DebeziumJsonDecoder(JsonDecoder):
                         continue
                     micros = micros_from_epoch(value, "us")
             except ConversionWarning:
+                hint = (" (this is Avro's JSON encoding of the record, with union branches such "
+                        "as {\"long\": ...}, not Debezium JSON)"
+                        if isinstance(value, dict) and len(value) == 1 and set(value) <= _AVRO_BRANCHES
+                        else "")
                 raise self.fail(errors.INVALID_FIELD,
-                                f"'{prefix}{name}' must be epoch {unit}, got {value!r}") from None
+                                f"'{prefix}{name}' must be epoch {unit}, got {value!r}{hint}") from None
             return micros or None
         return None
 

@@ -827,3 +827,14 @@ def test_null_envelope_is_a_tombstone_under_auto_too() -> None:
 
     value = RawMessage(value=b'{"schema":null,"payload":null}')
     assert AutoDecoder().decode(value).control == DebeziumJsonDecoder().decode(value).control == "TOMBSTONE"
+
+
+def test_avro_json_encoding_is_named_in_the_rejection() -> None:
+    payload = {"before": None, "after": {"Value": {"id": {"int": 1}}}, "op": "r",
+               "source": {"connector": "postgresql", "db": "d", "table": "t",
+                          "ts_ms": {"long": 1601531771652}},
+               "ts_ms": {"long": 1601531771652}}
+    with pytest.raises(DecodeError) as caught:
+        DebeziumJsonDecoder().decode(message(payload))
+    assert caught.value.reason == errors.INVALID_FIELD
+    assert "Avro's JSON encoding" in caught.value.detail
