@@ -8,6 +8,7 @@ format does not state (JSON parsing with exact numbers, error wording, key text)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -144,6 +145,25 @@ class JsonDecoder(Decoder):
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         raise NotImplementedError
+
+    def decode_documents(self, documents: list[dict[str, Any]], message: RawMessage,
+                         name_error: Callable[[int, DecodeError], DecodeError] | None = None) -> Decoded:
+        """The rows of several documents written back to back in one value, ``record_index`` each
+        row's document; one bad document fails the whole message (``name_error`` may say which)."""
+        rows: list[dict[str, Any]] = []
+        control = None
+        for index, document in enumerate(documents):
+            try:
+                decoded = self.decode_document(document, message)
+            except DecodeError as exc:
+                if name_error is None:
+                    raise
+                raise name_error(index, exc) from None
+            control = control or decoded.control
+            for row in decoded.rows:
+                row["record_index"] = index
+                rows.append(row)
+        return Decoded(rows=rows) if rows else Decoded(control=control)
 
 
 def parse_json_value(format_id: str, message: RawMessage, max_bytes: int) -> Any:

@@ -120,15 +120,7 @@ class MaxwellJsonDecoder(JsonDecoder):
             documents = concatenated_objects(message.value) if exc.reason == errors.INVALID_JSON else None
             if documents is None:
                 raise
-        rows: list[dict[str, Any]] = []
-        control = None
-        for index, document in enumerate(documents):
-            decoded = self.decode_document(document, message)
-            control = control or decoded.control
-            for row in decoded.rows:
-                row["record_index"] = index
-                rows.append(row)
-        return Decoded(rows=rows) if rows else Decoded(control=control)
+        return self.decode_documents(documents, message)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         if "type" not in doc and isinstance(doc.get("encrypted"), dict):

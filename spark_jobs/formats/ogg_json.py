@@ -100,20 +100,10 @@ class OggJsonDecoder(JsonDecoder):
             if exc.reason != errors.INVALID_JSON:
                 raise
             operations = self._transaction_operations(message, exc)
-        rows: list[dict[str, Any]] = []
-        control = None
-        for index, operation in enumerate(operations):
-            try:
-                decoded = self.decode_document(operation, message)
-            except DecodeError as exc:
-                # The transaction is one Kafka message: it is quarantined whole, never in part.
-                raise self.fail(exc.reason, f"operation {index} of the {len(operations)} in this "
-                                f"transaction-mode message: {exc.detail}") from None
-            control = control or decoded.control
-            for row in decoded.rows:
-                row["record_index"] = index
-                rows.append(row)
-        return Decoded(rows=rows) if rows else Decoded(control=control)
+        # The transaction is one Kafka message: it is quarantined whole, never in part.
+        return self.decode_documents(operations, message, lambda index, error: self.fail(
+            error.reason, f"operation {index} of the {len(operations)} in this transaction-mode "
+                          f"message: {error.detail}"))
 
     def _transaction_operations(self, message: RawMessage, error: DecodeError) -> list[dict[str, Any]]:
         """The operations of a transaction-mode message, or ``error`` (the value is no JSON
