@@ -5,7 +5,9 @@
 trans, scn}, "key": {...}}``. ``ins``/``del`` carry the whole row in ``data``; ``upd`` carries only
 the changed columns in ``data`` (a partial after image) and the before image in ``key``. ``ddl``
 (OMS: "op ... ins/upd/del/ddl"; an empty ``data``, ``meta.rowid`` ``{db}.{table}-`` with no key)
-carries the statement in ``sql.ddl`` and becomes a DDL row.
+carries the statement in ``sql.ddl`` and becomes a DDL row. ``heartbeat`` (OMS's periodic
+heartbeat: ``data`` empty, ``meta.table`` and ``meta.rowid`` null, ``meta.time``/``posttime`` and
+``scn`` set) is a control, not a change.
 
 No key column names are sent: the row identity is the key-value part of ``meta.rowid``
 (``{db}.{table}-{values joined by U+0001}``), so ``primary_key_columns`` is empty unless the
@@ -46,6 +48,7 @@ OPS = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE",
 # (block.row.file in hex).
 _ORACLE_ROWID = re.compile(r"^(?:[A-Za-z0-9+/]{18}|[0-9A-Fa-f]{8}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})$")
 DDL_OP = "ddl"  # OMS: the statement is in sql.ddl
+HEARTBEAT_OP = "heartbeat"  # OMS: the periodic heartbeat, no table and no row
 TIME_EXAMPLE = "2020-11-25T00:01:02"  # meta.time, meta.posttime: source time zone
 
 
@@ -60,6 +63,8 @@ class OmsSharePlexDecoder(JsonDecoder):
         op = str(meta.get("op", "")).lower() if isinstance(meta, dict) else ""
         if op == DDL_OP:
             return isinstance(doc.get("sql"), dict) and "table" in meta
+        if op == HEARTBEAT_OP:
+            return isinstance(doc.get("data"), dict) and "posttime" in meta and "scn" in meta
         return (isinstance(meta, dict) and op in OPS
                 and (isinstance(doc.get("data"), dict) or op == "truncate")
                 and ("rowid" in meta or "table" in meta))
@@ -69,10 +74,12 @@ class OmsSharePlexDecoder(JsonDecoder):
         op_text = self.require(meta, "op", str, where="meta")
         if op_text.strip().lower() == DDL_OP:
             return Decoded(rows=[self._ddl_row(doc, meta, message)])
+        if op_text.strip().lower() == HEARTBEAT_OP:
+            return Decoded(control="HEARTBEAT")
         op = OPS.get(op_text.strip().lower())
         if op is None:
-            raise self.fail(errors.INVALID_OP, f"'meta.op' {op_text!r} is not ins, upd, del, ddl "
-                                               "(INSERT, UPDATE, DELETE) or TRUNCATE")
+            raise self.fail(errors.INVALID_OP, f"'meta.op' {op_text!r} is not ins, upd, del, ddl, "
+                                               "heartbeat (INSERT, UPDATE, DELETE) or TRUNCATE")
         if op == "TRUNCATE":
             return Decoded(rows=[self._truncate_row(meta, message)])
         data = self.require(doc, "data", dict)

@@ -115,3 +115,17 @@ def test_oms_ddl_without_its_statement_is_rejected() -> None:
     with pytest.raises(DecodeError) as caught:
         OmsSharePlexDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
     assert caught.value.reason == errors.MISSING_FIELD
+
+
+OMS_HEARTBEAT = {"meta": {"time": "2025-04-09T14:17:19", "op": "heartbeat", "rowid": None,
+                          "trans": None, "seq": 0, "size": 0, "table": None, "idx": "0/0",
+                          "posttime": "2025-04-09T14:17:19", "scn": "174417943989400000"},
+                 "data": {}}
+
+
+def test_oms_heartbeat_is_a_control_and_is_detected() -> None:
+    decoded = OmsSharePlexDecoder().decode(RawMessage(value=json.dumps(OMS_HEARTBEAT).encode()))
+    assert decoded.rows == [] and decoded.control == "HEARTBEAT"
+    assert detect(OMS_HEARTBEAT) is OmsSharePlexDecoder
+    # a heartbeat shape without OMS's meta fields is not claimed
+    assert detect({"data": {}, "meta": {"op": "heartbeat"}}) is not OmsSharePlexDecoder
