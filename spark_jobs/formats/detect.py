@@ -4,7 +4,8 @@ Precedence: JSON formats are tried in ascending ``detect_priority``; the first w
 accepts the document decodes it, and its id is what ``source_format`` reports. Each format's
 signature checks fields that only it has, so more specific shapes carry lower priorities (e.g.
 CloudCanal, a Canal superset, is tried before Canal). Binary formats (Avro) are never detected:
-configure them per topic.
+configure them per topic. A tombstone (a null value, or the text ``null`` as consoles print it)
+is a control message whatever the format; a document that is not an object matches none.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def detect(doc: Any) -> type[JsonDecoder] | None:
     return None
 
 
+_JSON_KINDS = {list: "array", str: "string", bool: "boolean"}  # anything else parsed is a number
+
+
 class AutoDecoder(JsonDecoder):
     format_id = "auto"
     description = "detect the JSON format of each message by its structure"
@@ -52,11 +56,18 @@ class AutoDecoder(JsonDecoder):
             doc = parse_json_value("auto", message, self.options.max_value_bytes)
         except DecodeError as exc:
             return self._decode_concatenated(message, exc)
+        if doc is None:
+            # The JSON text ``null``: how Kafka consoles print a tombstone, read as
+            # debezium_json reads it.
+            return Decoded(control="TOMBSTONE")
+        if not isinstance(doc, dict):
+            raise DecodeError("auto", errors.UNKNOWN_FORMAT,
+                              f"the message is a JSON {_JSON_KINDS.get(type(doc), 'number')}, "
+                              "not an object: no format sends that")
         decoder_class = detect(doc)
         if decoder_class is None:
-            shape = sorted(doc)[:12] if isinstance(doc, dict) else type(doc).__name__
             raise DecodeError("auto", errors.UNKNOWN_FORMAT,
-                              f"no format matches a message with top-level fields {shape}")
+                              f"no format matches a message with top-level fields {sorted(doc)[:12]}")
         return self._decoder(decoder_class).decode_document(doc, message)
 
     def _decode_concatenated(self, message: RawMessage, error: DecodeError) -> Decoded:

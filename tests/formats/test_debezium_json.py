@@ -829,6 +829,26 @@ def test_null_envelope_is_a_tombstone_under_auto_too() -> None:
     assert AutoDecoder().decode(value).control == DebeziumJsonDecoder().decode(value).control == "TOMBSTONE"
 
 
+@pytest.mark.parametrize("value", [b"null", b" null\n"])
+def test_json_null_text_is_a_tombstone_under_auto_too(value: bytes) -> None:
+    # Kafka consoles print a tombstone as the text null; debezium_json reads it so, and auto too.
+    from spark_jobs.formats.detect import AutoDecoder
+
+    raw = RawMessage(value=value)
+    assert AutoDecoder().decode(raw).control == DebeziumJsonDecoder().decode(raw).control == "TOMBSTONE"
+
+
+@pytest.mark.parametrize(("value", "kind"), [(b"[1, 2]", "array"), (b'"text"', "string"),
+                                             (b"12.50", "number"), (b"true", "boolean")])
+def test_auto_names_a_document_that_is_not_an_object(value: bytes, kind: str) -> None:
+    from spark_jobs.formats.detect import AutoDecoder
+
+    with pytest.raises(DecodeError) as caught:
+        AutoDecoder().decode(RawMessage(value=value))
+    assert caught.value.reason == errors.UNKNOWN_FORMAT
+    assert caught.value.detail == f"the message is a JSON {kind}, not an object: no format sends that"
+
+
 def test_avro_json_encoding_is_named_in_the_rejection() -> None:
     payload = {"before": None, "after": {"Value": {"id": {"int": 1}}}, "op": "r",
                "source": {"connector": "postgresql", "db": "d", "table": "t",
