@@ -45,7 +45,9 @@ image is completed from the before image). Tables with neither key columns nor r
 zero), an update does both.
 
 Typed columns come from ``column_types`` (see :mod:`spark_jobs.logical_types`). New columns (from
-images or ``ALTER TABLE ... ADD COLUMN`` DDL) are added; types are widened by a commutative join;
+images or ``ALTER TABLE ... ADD COLUMN`` DDL) are added; an ADD COLUMN's SQL type only types a
+column no change declares (vendors type some SQL types otherwise in their rows), and a column that
+holds no value yet takes the type its first values declare; types are widened by a commutative join;
 a change that cannot be represented (string vs bigint, a value that does not fit its column)
 fails that table with :class:`IncompatibleSchemaChange` — nothing of it is written — while the other
 tables of the hour are still compacted; the summary lists the failures. One exception: a MySQL zero
@@ -79,6 +81,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.formats.base import key_of
+from spark_jobs.formats.values import logical_type_from_sql_name
 from spark_jobs.identifiers import (
     SOURCE_SCHEMA_SQL,
     IdentifierCollision,
@@ -347,48 +350,67 @@ def fold_events(events: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------------------------------ schema
 
-_ADD_COLUMN = re.compile(
-    r"\bADD\s+(?P<column>COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?(?P<quote>[`\"\[])?([^\s`\"\]\(,]+)[`\"\]]?\s+"
-    r"([A-Za-z][A-Za-z0-9_ ]*?(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?)(?=\s|,|;|\)|$)",
+_ADD = re.compile(r"\bADD\s+(?P<column>COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?", re.IGNORECASE)
+# One column definition: a name (quoted or bare), then its whole type clause: multi-word names
+# (``double precision``, ``character varying``), ``(p[,s])``, a PostgreSQL zone clause and
+# MySQL's ``unsigned``/``zerofill``. Constraints, defaults and comments after it are ignored.
+_COLUMN_DEFINITION = re.compile(
+    r"\s*(?P<quote>[`\"\[])?(?P<name>[^\s`\"\]\(\),]+)[`\"\]]?\s+"
+    r"(?P<type>double\s+precision|character\s+varying|bit\s+varying|national\s+(?:char|varchar)"
+    r"|long\s+raw|[A-Za-z][A-Za-z0-9_]*)"
+    r"(?P<args>\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?"
+    r"(?P<zone>\s+with(?:out)?(?:\s+local)?\s+time\s+zone)?"
+    r"(?P<sign>\s+(?:unsigned|signed))?(?:\s+zerofill)?(?=\s|,|;|\)|$)",
     re.IGNORECASE)
 # What may follow ADD instead of a column: an index, key or constraint (``ADD PRIMARY KEY (id)``).
 _ADD_NOT_A_COLUMN = frozenset({"PRIMARY", "INDEX", "KEY", "UNIQUE", "FULLTEXT", "SPATIAL", "CONSTRAINT",
                                "FOREIGN", "CHECK", "PARTITION"})
 
 
-def ddl_type(sql_type: str) -> str:
-    """A source SQL type of an ``ADD COLUMN`` -> logical type (best effort; unknown -> STRING)."""
-    text = sql_type.strip().upper()
-    name = text.split("(")[0].strip()
-    if name in ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "SERIAL", "BIGSERIAL"):
-        return "DECIMAL(20,0)" if "UNSIGNED" in text and name == "BIGINT" else "LONG"
-    if name in ("DECIMAL", "NUMERIC", "NUMBER", "DEC"):
-        digits = re.findall(r"\d+", text)
-        return f"DECIMAL({digits[0]},{digits[1] if len(digits) > 1 else 0})" if digits else "DECIMAL"
-    if name in ("FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION", "BINARY_DOUBLE", "BINARY_FLOAT"):
-        return "DOUBLE"
-    if name in ("BOOL", "BOOLEAN"):
-        return "BOOLEAN"
-    if name == "DATE":
-        return "DATE"
-    if name in ("DATETIME", "TIMESTAMP WITHOUT TIME ZONE"):
-        return "TIMESTAMP_NTZ"
-    if name in ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE"):
-        return "TIMESTAMP"
-    if name in ("BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY", "BYTEA", "RAW"):
-        return "BINARY"
-    if name in ("JSON", "JSONB"):
-        return "JSON"
-    return "STRING"
+def ddl_type(definition: re.Match[str]) -> str:
+    """The type clause of an ``ADD COLUMN`` -> logical type, as the decoders read a column type
+    name (:func:`~spark_jobs.formats.values.logical_type_from_sql_name`; unknown -> STRING)."""
+    name = " ".join(definition["type"].split())
+    zone = " ".join((definition["zone"] or "").split())
+    args = re.sub(r"\s+", "", definition["args"] or "")
+    sign = (definition["sign"] or "").strip()
+    return logical_type_from_sql_name(" ".join(filter(None, (name, zone))) + args
+                                      + (f" {sign}" if sign else ""))
 
 
 def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
-    """``ALTER TABLE t ADD [COLUMN] c TYPE`` -> ``[(c, logical type)]`` (other DDL, and ADD of an
-    index, key or constraint: none)."""
+    """``ALTER TABLE t ADD [COLUMN] c TYPE`` (also ``ADD [COLUMN] (c TYPE, d TYPE)``) ->
+    ``[(c, logical type)]``; other DDL, and ADD of an index, key or constraint: none."""
     if not ddl or not re.search(r"\bALTER\s+TABLE\b", ddl, re.IGNORECASE):
         return []
-    return [(m.group(3), ddl_type(m.group(4))) for m in _ADD_COLUMN.finditer(ddl)
-            if m.group("column") or m.group("quote") or m.group(3).upper() not in _ADD_NOT_A_COLUMN]
+    added: list[tuple[str, str]] = []
+    for add in _ADD.finditer(ddl):
+        rest = ddl[add.end():]
+        # A parenthesised list of definitions (MySQL, Oracle), or one definition.
+        for part in _top_level_parts(rest) if rest.startswith("(") else [rest]:
+            definition = _COLUMN_DEFINITION.match(part)
+            if definition and (add["column"] or definition["quote"]
+                               or definition["name"].upper() not in _ADD_NOT_A_COLUMN):
+                added.append((definition["name"], ddl_type(definition)))
+    return added
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """``(a int, b decimal(10,2)) rest`` -> ``["a int", "b decimal(10,2)"]``: the parenthesised
+    list at the start of ``text``, split at its own commas."""
+    parts, depth, start = [], 0, 1
+    for index, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                parts.append(text[start:index])
+                break
+        elif char == "," and depth == 1:
+            parts.append(text[start:index])
+            start = index + 1
+    return parts
 
 
 SourceTable = tuple[str | None, str | None, str | None]  # (database, source schema, table)
@@ -408,10 +430,28 @@ def declared_columns(changes: DataFrame) -> dict[SourceTable, dict[str, str | No
     ).withColumn("logical", F.lit(None).cast("string"))
     rows = typed.unionByName(named).distinct().collect()
     ddl_rows = changes.where(F.col("op") == "DDL").select(*source, "ddl").collect()
-    result: dict[SourceTable, dict[str, str | None]] = {}
     pairs = [(r["database"], r["source_schema"], r["table_name"], r["col"], r["logical"]) for r in rows]
-    pairs += [(r["database"], r["source_schema"], r["table_name"], c, t)
-              for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])]
+    result = _joined_types(pairs)
+    # An ADD COLUMN's type is read from SQL text, which a vendor may type otherwise in its rows
+    # (Canal: bit(8) as a number; Debezium: decimal.handling.mode string): it only types a
+    # column that no change of the hour declares.
+    hinted = _joined_types([(r["database"], r["source_schema"], r["table_name"], c, t)
+                            for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])])
+    for source_table, hints in hinted.items():
+        columns = result.setdefault(source_table, {})
+        for column, hint in hints.items():
+            columns[column] = columns.get(column) or (DdlType(hint) if hint else None)
+    return result
+
+
+class DdlType(str):
+    """A Spark type read from an ``ADD COLUMN`` statement alone: it types the column it creates,
+    never changes an existing one (so a re-run of the DDL's hour leaves the table as it is)."""
+
+
+def _joined_types(pairs: list[tuple[str | None, str | None, str | None, str, str | None]],
+                  ) -> dict[SourceTable, dict[str, str | None]]:
+    result: dict[SourceTable, dict[str, str | None]] = {}
     for database, schema, table, column, logical in sorted(pairs, key=lambda p: tuple(str(x) for x in p)):
         columns = result.setdefault((database, schema, table), {})
         where = f"{source_label(database, table, schema)} column {column!r}"
@@ -487,13 +527,27 @@ def evolve_schema(spark: SparkSession, table: str, declared: dict[str, str | Non
             raise IdentifierCollision(f"{table}: source column {name!r} uses the reserved _cdc_ prefix "
                                       "of cdclake metadata; rename it in the source")
         new_type = declared[name]
+        if isinstance(new_type, DdlType) and name in existing:
+            continue
         if name not in existing:
             spark.sql(f"ALTER TABLE {quote_table(table)} ADD COLUMN {quote(name)} {new_type or 'string'}")
             existing[name] = new_type or "string"
             continue
-        change_column_type(spark, table, name, existing[name], new_type)
+        try:
+            change_column_type(spark, table, name, existing[name], new_type)
+        except IncompatibleSchemaChange:
+            # A column typed before any value arrived (by an ADD COLUMN's SQL type, or named
+            # without a type) takes the type its first values declare, whatever it was.
+            if new_type is None or not _holds_no_values(spark, table, name):
+                raise
+            spark.sql(f"ALTER TABLE {quote_table(table)} DROP COLUMN {quote(name)}")
+            spark.sql(f"ALTER TABLE {quote_table(table)} ADD COLUMN {quote(name)} {new_type}")
         existing[name] = _schema(spark, table)[name]
     return {n: t for n, t in existing.items() if n not in meta_names}
+
+
+def _holds_no_values(spark: SparkSession, table: str, name: str) -> bool:
+    return not spark.table(table).where(F.col(quote(name)).isNotNull()).limit(1).collect()
 
 
 def change_column_type(spark: SparkSession, table: str, name: str, current: str, new: str | None) -> None:

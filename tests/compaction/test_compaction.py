@@ -338,3 +338,49 @@ def test_mysql_zero_dates_are_null_in_typed_columns(spark):
     summary = compact_hour(spark, hour(91), "c91")
     assert [(f.source, f.status) for f in summary.failures] == [("zero.bad", "FAILED")]
     assert "'2021-02-30'" in summary.failures[0].message
+
+
+def test_an_add_column_type_only_types_a_column_no_change_declares(spark):
+    """An ADD COLUMN's SQL type (``bit(8)``: bytes to Debezium) may not be what the vendor's rows
+    declare (Canal sends bit(8) as a number): the rows' type wins, in the same hour or a later one,
+    and a re-run of the DDL's hour leaves the column as its values typed it. Without typed rows
+    (Maxwell) the DDL's type stands."""
+    from spark_jobs.tables import CHANGELOG, ensure_tables
+    from tests.compaction.changes import Changes
+
+    ensure_tables(spark)
+    canal = Changes("ddl", "canal", keys=["id"], types={"id": "LONG"})
+    late = Changes("ddl", "late", keys=["id"], types={"id": "LONG"})
+    maxwell = Changes("ddl", "maxwell", keys=["id"], types={})
+    hours = {
+        60: [canal.row("DDL", ddl="ALTER TABLE canal ADD COLUMN flags bit(8)", keys=[], types={}),
+             canal.row("INSERT", after={"id": "1", "flags": "108"}, types={"id": "LONG", "flags": "LONG"}),
+             late.row("INSERT", after={"id": "1"}),
+             late.row("DDL", keys=[], types={},
+                      ddl="ALTER TABLE late ADD COLUMN flags bit(8), ADD COLUMN amount bigint unsigned"),
+             maxwell.row("DDL", ddl="ALTER TABLE maxwell ADD COLUMN (n bigint unsigned, at timestamp(3) "
+                                    "without time zone, flag BOOLEAN)", keys=[]),
+             maxwell.row("INSERT", after={"id": "1", "n": "18446744073709551615",
+                                          "at": "2024-01-01 10:00:00.123", "flag": "true"})],
+        61: [late.row("INSERT", after={"id": "2", "flags": "7", "amount": "18446744073709551615"},
+                      types={"id": "LONG", "flags": "LONG", "amount": "DECIMAL(20,0)"})],
+    }
+    for n, batch in hours.items():
+        df = changelog_frame(spark, n, batch, run_id=f"normalize__{n}")
+        df.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(n)).cast("timestamp"))
+    for n in (60, 61, 60):
+        assert compact_hour(spark, hour(n), f"compact__{n}").failures == [], n
+
+    def typed(table: str) -> dict[str, str]:
+        return {f.name: f.dataType.simpleString() for f in spark.table(table).schema
+                if not f.name.startswith("_cdc_")}
+
+    assert typed("current.ddl__canal") == {"id": "bigint", "flags": "bigint"}
+    assert typed("current.ddl__late") == {"id": "bigint", "flags": "bigint", "amount": "decimal(20,0)"}
+    assert typed("current.ddl__maxwell") == {"id": "string", "n": "decimal(20,0)", "at": "timestamp_ntz",
+                                             "flag": "boolean"}
+    assert [(r["id"], r["flags"]) for r in spark.table("current.ddl__canal").collect()] == [(1, 108)]
+    assert sorted((r["id"], r["flags"], r["amount"]) for r in spark.table("current.ddl__late").collect()) == [
+        (1, None, None), (2, 7, Decimal("18446744073709551615"))]
+    assert [(r["id"], r["n"], r["at"], r["flag"]) for r in spark.table("current.ddl__maxwell").collect()] == [
+        ("1", Decimal("18446744073709551615"), dt.datetime(2024, 1, 1, 10, 0, 0, 123000), True)]

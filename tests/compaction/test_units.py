@@ -96,3 +96,22 @@ def test_query_command_is_registered():
 
     args = build_parser().parse_args(["query", "select 1", "--format", "json"])
     assert (args.sql, args.format) == ("select 1", "json")
+
+
+@pytest.mark.parametrize(("ddl", "columns"), [
+    ("alter table test.e add column torvalds bigint unsigned after m", [("torvalds", "DECIMAL(20,0)")]),
+    ("ALTER TABLE t ADD COLUMN c int(10) unsigned zerofill", [("c", "LONG")]),
+    ("ALTER TABLE public.t ADD COLUMN c timestamp(6) without time zone NOT NULL", [("c", "TIMESTAMP_NTZ")]),
+    ("ALTER TABLE public.t ADD COLUMN c timestamp with time zone, ADD COLUMN d double precision DEFAULT 1",
+     [("c", "TIMESTAMP"), ("d", "DOUBLE")]),
+    ("ALTER TABLE t ADD COLUMN (c1 INT, c2 VARCHAR(10), c3 decimal(12, 4) unsigned)",
+     [("c1", "LONG"), ("c2", "STRING"), ("c3", "DECIMAL(12,4)")]),
+    ("ALTER TABLE hr.emp ADD (bonus NUMBER(10,2), note VARCHAR2(20), CONSTRAINT pk PRIMARY KEY (id))",
+     [("bonus", "DECIMAL(10,2)"), ("note", "STRING")]),
+    ("ALTER TABLE dbo.t ADD c datetime2 NULL", [("c", "TIMESTAMP_NTZ")]),
+    ("ALTER TABLE t ADD m money, ADD s smallint", [("m", "DECIMAL"), ("s", "LONG")]),
+    ("ALTER TABLE t ADD COLUMN y YEAR, ADD f BOOLEAN, ADD g int8, ADD b bit(8), ADD j jsonb",
+     [("y", "LONG"), ("f", "BOOLEAN"), ("g", "LONG"), ("b", "BINARY"), ("j", "JSON")]),
+])
+def test_ddl_add_column_reads_the_whole_type_as_the_decoders_do(ddl: str, columns: list[tuple[str, str]]):
+    assert ddl_added_columns(ddl) == columns
