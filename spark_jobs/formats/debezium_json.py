@@ -66,6 +66,13 @@ Detection (``matches``, before every envelope rule): ``specversion`` and either 
 (``type`` set from a header). No other format has ``specversion``, so the match is unambiguous.
 Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
 followed here (``before`` = row before the change).
+OceanBase OMS's Debezium serialisations (Debezium, DebeziumFlatten, DebeziumSmt) are told by their
+``source`` (``"name": "OMS"``, "the fixed value OMS", and ``connector`` OB_MYSQL; see ``_is_oms``).
+OMS writes a schema-typed ``bytes`` column as base16 text ("An array of bytes encoded in base16":
+``"c04": "61"``), not base64, and it is decoded so; its periodic heartbeat is an envelope with
+``"op": "HEARTBEAT"`` and empty images (a control message); its ``source.pos`` (``553132@1668...``)
+is the position. Its schema carries no logical names, so DATE (days), TIME (microseconds) and
+DATETIME (epoch milliseconds, under a ``string`` schema) arrive as plain numbers and stay so.
 """
 
 from __future__ import annotations
@@ -91,6 +98,7 @@ from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
     ConversionWarning,
     JsonNumber,
+    base64_from_hex,
     base64_normalised,
     base64_of_bytes,
     boolean_text,
@@ -110,6 +118,8 @@ from spark_jobs.formats.values import (
 OPS = {"c": "INSERT", "i": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT",
        "t": "TRUNCATE", "a": "DDL"}
 MESSAGE_OP = "m"
+# OceanBase OMS's heartbeat op (see _is_oms).
+OMS_HEARTBEAT_OP = "heartbeat"
 # Postgres TOAST / Oracle LOB columns whose value Debezium did not capture.
 UNAVAILABLE = "__debezium_unavailable_value"
 UNAVAILABLE_B64 = base64.b64encode(UNAVAILABLE.encode()).decode()
@@ -208,6 +218,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         op = _op_code(payload)
         if op in OPS or op == MESSAGE_OP:
             return isinstance(payload.get("source"), dict) or "before" in payload or "after" in payload
+        if op == OMS_HEARTBEAT_OP:
+            return _is_oms(payload.get("source"))
         if _is_schema_change(payload) or _is_history_record(payload):
             return isinstance(payload.get("source"), dict)
         if payload.get("status") in ("BEGIN", "END") and "event_count" in payload:
@@ -235,6 +247,11 @@ class DebeziumJsonDecoder(JsonDecoder):
         if op is not None:
             if op == MESSAGE_OP:
                 return Decoded(control="MESSAGE")
+            if op == OMS_HEARTBEAT_OP and _is_oms(payload.get("source")):
+                if payload.get("before") or payload.get("after"):
+                    raise self.fail(errors.INVALID_FIELD, "an OMS 'op' HEARTBEAT carries row images: "
+                                                          "a heartbeat is no change of any row")
+                return Decoded(control="HEARTBEAT")
             if op not in OPS:
                 raise self.fail(errors.INVALID_OP, f"'op' {payload['op']!r} is not a Debezium operation "
                                                    f"(c, u, d, r, t, m; CloudCanal i, a)")
@@ -377,8 +394,10 @@ class DebeziumJsonDecoder(JsonDecoder):
             specs = {column: _cell_spec(spec) or spec for column, spec in specs.items()
                      if column not in _CASSANDRA_RANGE_FIELDS}
         warnings: list[str] = []
-        before, _ = self._image(payload.get("before"), "before", specs, warnings, cells)
-        after, after_partial = self._image(payload.get("after"), "after", specs, warnings, cells)
+        hex_bytes = _is_oms(source)
+        before, _ = self._image(payload.get("before"), "before", specs, warnings, cells, hex_bytes)
+        after, after_partial = self._image(payload.get("after"), "after", specs, warnings, cells,
+                                           hex_bytes)
         if op == "DELETE" and before is None and after and _connector(source) == "cassandra":
             # Cassandra has no before image: a delete names the deleted row's key in 'after'.
             before, after = after, None
@@ -494,9 +513,11 @@ class DebeziumJsonDecoder(JsonDecoder):
         return row_key
 
     def _image(self, raw: Any, side: str, specs: dict[str, dict[str, Any]],
-               warnings: list[str], cells: bool = False) -> tuple[dict[str, str | None] | None, bool]:
+               warnings: list[str], cells: bool = False,
+               hex_bytes: bool = False) -> tuple[dict[str, str | None] | None, bool]:
         """(image, partial): columns Debezium could not capture are left out (unknown), and so
-        are, when ``cells``, the columns whose cell is null or not set (see ``_cell_value``)."""
+        are, when ``cells``, the columns whose cell is null or not set (see ``_cell_value``).
+        ``hex_bytes``: ``bytes`` columns are base16 text (OMS), not base64."""
         if raw is None:
             return None, False
         if isinstance(raw, str):  # MongoDB connector: the document as extended-JSON text
@@ -522,12 +543,12 @@ class DebeziumJsonDecoder(JsonDecoder):
                                 f"unavailable-value placeholder), left out of the image")
                 partial = True
                 continue
-            image[column] = self._column_text(value, specs.get(column), warnings, column)
+            image[column] = self._column_text(value, specs.get(column), warnings, column, hex_bytes)
         return image, partial
 
     def _column_text(self, value: Any, spec: dict[str, Any] | None, warnings: list[str],
-                     column: str) -> str | None:
-        return self.convert(value, lambda v: value_text(v, spec), warnings, column)
+                     column: str, hex_bytes: bool = False) -> str | None:
+        return self.convert(value, lambda v: value_text(v, spec, hex_bytes), warnings, column)
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
               table: str | None, warnings: list[str],
@@ -779,8 +800,9 @@ class DebeziumJsonDecoder(JsonDecoder):
 
 # ---------------------------------------------------------------- values
 
-def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
-    """Canonical text of one column value, decoded by its Connect schema when there is one."""
+def value_text(value: Any, spec: dict[str, Any] | None, hex_bytes: bool = False) -> str | None:
+    """Canonical text of one column value, decoded by its Connect schema when there is one;
+    ``hex_bytes``: a ``bytes`` value is base16 text (OceanBase OMS), not Connect's base64."""
     if value is None:
         return None
     if not spec:
@@ -829,7 +851,7 @@ def value_text(value: Any, spec: dict[str, Any] | None) -> str | None:
         return dumps_compact([_array_element(v, spec["items"]) for v in value])
     if kind == "bytes":
         if isinstance(value, str):
-            return base64_normalised(value)
+            return base64_from_hex(value) if hex_bytes else base64_normalised(value)
         return text_of(value)
     if kind == "boolean":
         return boolean_text(value)
@@ -1276,7 +1298,17 @@ def _position(source: dict[str, Any]) -> str | None:
     for name in ("lsn", "change_lsn", "scn", "commit_lsn", "commit_scn", "commit_ts", "vgtid"):
         if source.get(name) is not None:
             return str(source[name])
+    if _is_oms(source) and source.get("pos") is not None:
+        return str(source["pos"])  # OMS: "<binlog file>@<offset>" in one field
     return None
+
+
+def _is_oms(source: Any) -> bool:
+    """A ``source`` block of OceanBase OMS's Debezium serialisations: ``name`` "OMS" ("the fixed
+    value OMS") and ``connector`` the OceanBase mode (``OB_MYSQL``). Debezium's own connectors
+    name themselves in lower case (mysql, postgresql, ...), so none is taken for OMS."""
+    return (isinstance(source, dict) and source.get("name") == "OMS"
+            and str(source.get("connector") or "").startswith("OB_"))
 
 
 def _is_ticdc_checkpoint(payload: dict[str, Any]) -> bool:

@@ -858,3 +858,62 @@ def test_avro_json_encoding_is_named_in_the_rejection() -> None:
         DebeziumJsonDecoder().decode(message(payload))
     assert caught.value.reason == errors.INVALID_FIELD
     assert "Avro's JSON encoding" in caught.value.detail
+
+
+OMS_SOURCE = {"connector": "OB_MYSQL", "pos": "703223@1668491621", "name": "OMS", "version": "",
+              "ts_ms": 1668491621000, "db": "test", "table": "t"}
+OMS_SCHEMA = {"optional": False, "type": "STRUCT", "fields": [
+    {"field": "after", "optional": False, "type": "struct", "fields": [
+        {"field": "c04", "optional": False, "type": "bytes"},
+        {"field": "c19", "optional": False, "type": "bytes"},
+        {"field": "c03", "optional": False, "type": "string"}]},
+    {"field": "op", "optional": False, "type": "string"}]}
+
+
+def test_oms_bytes_are_base16_text_not_base64() -> None:
+    # OMS data-format page, Debezium type mapping: BINARY/BLOB/BIT -> BYTES, "An array of bytes
+    # encoded in base16" ("c04": "61" is 'a'; read as base64 it would be the byte 0xEB).
+    payload = {"op": "c", "source": OMS_SOURCE, "ts_ms": 1668495423594,
+               "after": {"c04": "61", "c19": "69" + "00" * 254, "c03": "1241.41000"}}
+    row = DebeziumJsonDecoder().decode(message({"schema": OMS_SCHEMA, "payload": payload})).rows[0]
+    assert row["after"] == {"c04": "YQ==", "c19": "aQ" + "A" * 338, "c03": "1241.41000"}
+    assert row["column_types"] == {"c04": "BINARY", "c19": "BINARY", "c03": "STRING"}
+    assert row["source_position"] == "703223@1668491621"
+    assert row["warnings"] == []
+
+
+def test_oms_bytes_that_are_not_hex_keep_their_text_with_a_warning() -> None:
+    payload = {"op": "c", "source": OMS_SOURCE, "after": {"c04": "6", "c19": "zz", "c03": "x"}}
+    row = DebeziumJsonDecoder().decode(message({"schema": OMS_SCHEMA, "payload": payload})).rows[0]
+    assert row["after"] == {"c04": "6", "c19": "zz", "c03": "x"}
+    assert len(row["warnings"]) == 2 and "not hex" in row["warnings"][0]
+
+
+def test_debezium_bytes_stay_base64_without_the_oms_source() -> None:
+    source = {**OMS_SOURCE, "name": "dbserver1", "connector": "mysql"}
+    payload = {"op": "c", "source": source, "after": {"c04": "YQ==", "c19": "aQ==", "c03": "x"}}
+    row = DebeziumJsonDecoder().decode(message({"schema": OMS_SCHEMA, "payload": payload})).rows[0]
+    assert row["after"] == {"c04": "YQ==", "c19": "aQ==", "c03": "x"}
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_oms_heartbeat_is_a_control(wrapped: bool) -> None:
+    heartbeat = {"source": {"version": "2.0.1.Final", "connector": "OB_MYSQL", "name": "OMS",
+                            "ts_ms": 1744180390000, "pos": 1744180390},
+                 "op": "HEARTBEAT", "ts_ms": 1744180390881, "before": {}, "after": {}}
+    doc = {"payload": heartbeat} if wrapped else heartbeat
+    assert DebeziumJsonDecoder.matches(doc) is True
+    decoded = DebeziumJsonDecoder().decode(message(doc))
+    assert decoded.control == "HEARTBEAT" and decoded.rows == []
+
+
+def test_heartbeat_op_is_rejected_unless_oms_and_without_rows() -> None:
+    other = {"op": "HEARTBEAT", "source": {**SOURCE}, "before": {}, "after": {}}
+    assert DebeziumJsonDecoder.matches(other) is False
+    with pytest.raises(DecodeError) as exc:
+        DebeziumJsonDecoder().decode(message(other))
+    assert exc.value.reason == errors.INVALID_OP
+    with_row = {"op": "HEARTBEAT", "source": OMS_SOURCE, "before": {}, "after": {"c04": "61"}}
+    with pytest.raises(DecodeError) as exc:
+        DebeziumJsonDecoder().decode(message(with_row))
+    assert exc.value.reason == errors.INVALID_FIELD
