@@ -379,8 +379,9 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _change_row(self, op: str, payload: dict[str, Any], schema: dict[str, Any] | None,
                     message: RawMessage) -> dict[str, Any]:
         source = self._source(payload)
-        if not source.get("connector") and (named := _schema_connector(schema)):
-            # Debezium before 0.10 wrote no source.connector; its source schema names it.
+        if not source.get("connector") and (named := _schema_connector(schema) or _shape_connector(source)):
+            # Debezium before 0.10 wrote no source.connector; its source schema, else the
+            # source's own fields, name it.
             source = {**source, "connector": named}
         if _is_mongo(payload, source):
             return self._mongo_row(op, payload, source, message)
@@ -1112,6 +1113,16 @@ def _schema_connector(schema: dict[str, Any] | None) -> str | None:
             match = _SOURCE_SCHEMA.fullmatch(str(field.get("name") or ""))
             if match:
                 return _SCHEMA_CONNECTORS.get(match.group(1), match.group(1))
+    return None
+
+
+def _shape_connector(source: dict[str, Any]) -> str | None:
+    """The connector of a pre-0.10 ``source`` without a schema, by the fields only it has: MySQL's
+    binlog coordinates (``server_id``, ``file``, ``pos``), PostgreSQL's ``lsn`` and ``txId``."""
+    if {"server_id", "file", "pos"} <= source.keys():
+        return "mysql"
+    if {"lsn", "txId"} <= source.keys():
+        return "postgresql"
     return None
 
 

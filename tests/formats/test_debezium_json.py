@@ -822,6 +822,20 @@ def test_db_type_of_a_source_without_connector_is_named_by_its_schema(
     assert row["after"] == {"id": "1004"}
 
 
+@pytest.mark.parametrize(("source", "db_type"), [
+    ({"name": "dbserver1", "server_id": 0, "ts_sec": 0, "file": "mysql-bin.000003", "pos": 154,
+      "row": 0, "snapshot": True, "db": "inventory", "table": "customers"}, "mysql"),
+    ({"name": "dbserver1", "ts_usec": 1559033904863123, "txId": 556, "lsn": 24023128,
+      "snapshot": False, "db": "postgres", "schema": "public", "table": "customers"}, "postgresql"),
+    ({"name": "dbserver1", "db": "inventory", "table": "customers"}, None),
+])
+def test_db_type_of_a_schemaless_source_without_connector_is_named_by_its_fields(
+        source: dict, db_type: str | None) -> None:
+    payload = {"before": None, "after": {"id": 1004}, "source": source, "op": "u", "ts_ms": 1486501486308}
+    row = DebeziumJsonDecoder().decode(message(payload, key={"id": 1004})).rows[0]
+    assert row["db_type"] == db_type
+
+
 def test_null_envelope_is_a_tombstone_under_auto_too() -> None:
     from spark_jobs.formats.detect import AutoDecoder
 
