@@ -30,9 +30,11 @@ that need it.
 Deletes leave a **tombstone** (key + order key) in ``current.<db>__<table>__tombstones`` so a late
 change never resurrects a deleted row; the main table holds live rows only, which is what analysts
 query. Tombstones are dropped by the daily maintenance DAG ``compaction.tombstone_retention_days``
-after their event time: the retention bounds the lateness of *new* data (a change landing in a
-later hour with an event older than a purged delete can resurrect the row). Re-running or
-replaying hours does not depend on them (see the slow path).
+after their event time; it records the cut-off on the tombstone table
+(``cdc.tombstones-purged-before``), and a key with neither a stored row nor a tombstone whose
+changes reach below it takes the slow path too, so a purged delete still wins over an older
+change that lands later, on its first run as on any re-run. Re-running or replaying hours does not
+depend on tombstones (see the slow path); they only keep the in-order case fast.
 ``TRUNCATE`` is a table-level change: rows older than it are deleted, its order key is kept in the
 table property ``cdc.truncated-before`` (changes older than it never apply), and rows newer than it
 are recomputed from history (they may hold partial updates on top of truncated state).
@@ -83,6 +85,7 @@ from pyspark.sql import functions as F
 from spark_jobs.formats.base import key_of
 from spark_jobs.formats.values import logical_type_from_sql_name
 from spark_jobs.identifiers import (
+    PURGED_BEFORE_PROPERTY,
     SOURCE_SCHEMA_SQL,
     IdentifierCollision,
     current_table_name,
@@ -734,7 +737,8 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     key_events = events.where(F.col("key").isNotNull())
     if truncated_before:
         key_events = key_events.where(F.col("order_key") > F.lit(truncated_before))
-    batch = key_events.groupBy("key").agg(F.min("order_key").alias("batch_min"))
+    batch = key_events.groupBy("key").agg(F.min("order_key").alias("batch_min"),
+                                          F.min("event_us").alias("batch_min_us"))
     if truncate_slow is not None:
         batch = batch.join(truncate_slow.withColumn("forced", F.lit(True)), "key", "full")
     else:
@@ -746,10 +750,16 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
               .withColumn("present", F.lit(True)))
     tomb = spark.table(tombstone_table_name(table)).select(
         F.col("_cdc_key").alias("key"), F.col("_cdc_order_key").alias("tomb_order"))
+    purged_before = _properties(spark, tombstone_table_name(table)).get(PURGED_BEFORE_PROPERTY)
+    # No stored row and no tombstone, but a change older than purged tombstones: its delete may
+    # have been purged, so the key's history decides.
+    below_purge = (F.col("batch_min_us") < F.lit(int(purged_before)) if purged_before
+                   else F.lit(False))
     classified = (batch.join(stored, "key", "left").join(tomb, "key", "left").select(
         "key", F.coalesce("stored_count", F.lit(0)).alias("stored_count"),
         F.when(F.col("forced") | (F.col("batch_min") <= F.greatest("stored_order", "tomb_order")), "SLOW")
-        .when(F.col("present"), "PRESENT").otherwise("ABSENT").alias("base"))
+        .when(F.col("present"), "PRESENT").when(F.col("tomb_order").isNull() & below_purge, "SLOW")
+        .otherwise("ABSENT").alias("base"))
     ).localCheckpoint()
     bases = {r["base"]: r["n"] for r in classified.groupBy("base").agg(F.count("*").alias("n")).collect()}
     slow_keys = classified.where(F.col("base") == "SLOW").select("key", "stored_count")

@@ -20,6 +20,9 @@ import re
 
 CURRENT_NAMESPACE = "current"
 TOMBSTONE_SUFFIX = "__tombstones"
+# Tombstone-table property: the latest cut-off (epoch microseconds) below which maintenance has
+# purged tombstones by event time; compaction looks up the history of a late change below it.
+PURGED_BEFORE_PROPERTY = "cdc.tombstones-purged-before"
 _UNSAFE = re.compile(r"[^a-z0-9_]+")
 
 

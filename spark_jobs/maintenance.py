@@ -5,8 +5,10 @@ with ``SHOW TABLES IN <namespace>``):
 
 1. ``purge_tombstones`` — delete-markers in ``current.<db>__<table>__tombstones`` (the compaction
    job's convention, :mod:`spark_jobs.compact`) whose ``_cdc_event_time`` is older than
-   ``compaction.tombstone_retention_days`` before the reference time. Compaction purges the tables
-   it touches; this catches tables no change has touched since.
+   ``compaction.tombstone_retention_days`` before the reference time. The cut-off is recorded on
+   the tombstone table (``cdc.tombstones-purged-before``): a change that lands later with an
+   older event time is applied by compaction from the key's whole history, so a purged delete
+   still wins over it (and a re-run of that hour gives the same table).
 2. ``rewrite_data_files`` — bin-pack small files and rewrite data files that carry delete files
    (merge-on-read MERGE/DELETE leave them), applying the deletes; dangling deletes are dropped.
 3. ``rewrite_position_delete_files`` — compact the remaining position delete files.
@@ -48,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cdclake.config import MaintenanceConfig
-from spark_jobs.identifiers import CURRENT_NAMESPACE, TOMBSTONE_SUFFIX
+from spark_jobs.identifiers import CURRENT_NAMESPACE, PURGED_BEFORE_PROPERTY, TOMBSTONE_SUFFIX
 
 if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS at parse time
     from pyspark.sql import SparkSession
@@ -198,8 +200,22 @@ def purge_tombstones(spark: SparkSession, catalog: str, table: str, cutoff: dt.d
     condition = f"{TOMBSTONE_TIME_COLUMN} < {timestamp_literal(cutoff)}"
     expired = spark.sql(f"SELECT count(*) FROM {qualified} WHERE {condition}").collect()[0][0]
     if expired:  # no empty DELETE commits
+        # The cut-off first: should the DELETE fail, compaction only looks up more history.
+        record_purge_cutoff(spark, qualified, cutoff)
         spark.sql(f"DELETE FROM {qualified} WHERE {condition}")
     return {"purged_tombstones": int(expired)}
+
+
+def record_purge_cutoff(spark: SparkSession, qualified: str, cutoff: dt.datetime) -> None:
+    """Raise the tombstone table's ``cdc.tombstones-purged-before`` to ``cutoff`` (UTC)."""
+    if cutoff.tzinfo is not None:
+        cutoff = cutoff.astimezone(dt.UTC).replace(tzinfo=None)
+    micros = (cutoff - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    found = [r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {qualified}").collect()
+             if r["key"] == PURGED_BEFORE_PROPERTY]
+    if found and int(found[0]) >= micros:
+        return
+    spark.sql(f"ALTER TABLE {qualified} SET TBLPROPERTIES ('{PURGED_BEFORE_PROPERTY}'='{micros}')")
 
 
 def rewrite_data_files(spark: SparkSession, catalog: str, table: str, options: MaintenanceOptions) -> Metrics:

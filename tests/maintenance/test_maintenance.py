@@ -197,6 +197,11 @@ def test_maintenance_compacts_expires_and_purges_without_changing_data(spark, co
     # Tombstones older than the retention are purged, the others kept whole.
     assert _rows(spark, f"SELECT * FROM {TOMBSTONES}") == sorted(
         (k, t, f"T{k}") for k, t in tombstones if k in ("recent", "fresh"))
+    # ... and the cut-off is recorded, for compaction (a later change older than it reads history).
+    cutoff = now + dt.timedelta(seconds=1) - dt.timedelta(days=7)
+    tomb_props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {TOMBSTONES}").collect()}
+    assert tomb_props["cdc.tombstones-purged-before"] == str(
+        (cutoff - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1))
 
     # Commits now retry on conflict (the backstop behind the lakehouse_writes pool).
     props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {TABLE}").collect()}
