@@ -1,8 +1,9 @@
 """Other systems' documented change-apply examples, replayed through compaction.
 
 Each example is a change feed and the table it ends in, both stated in that system's official
-documentation (Apache Doris' sequence column and batch delete, ClickHouse's ReplacingMergeTree,
-StarRocks' Primary Key loads, Paimon's partial-update merge engine). The feeds are written as
+documentation (Databricks AUTO CDC, Apache Doris' sequence column and batch delete, ClickHouse's
+ReplacingMergeTree, StarRocks' Primary Key loads, Paimon's partial-update merge engine, BigQuery
+CDC, Hudi's payloads). The feeds are written as
 messages of a vendor format that carries what the example relies on — GoldenGate ``pos`` for a
 version/sequence, Canal (event time and Kafka offset, i.e. arrival order) where the example has
 none — in ``tests/fixtures/<format>/<system>_<example>_constructed/``; each ``SOURCE.md`` quotes
@@ -263,3 +264,30 @@ def test_clickhouse_versionedcollapsing_example_as_keyless_multiset(spark):
 
     compact(spark, 695, decoded(case, "doc_ch_vc_one"))
     assert table(spark, "current.doc_ch_vc_one__demo__uact", columns) == expected
+
+
+def test_databricks_auto_cdc_example_ends_in_databricks_scd1_tables(spark):
+    """Databricks' AUTO CDC example feed (as GoldenGate messages, ordered by ``pos``): out-of-order
+    updates and an update after the delete end as Databricks' SCD type 1 table says; with its
+    TRUNCATE at sequence 3, only the row changed after it remains. In one hour, and spread over
+    three hours in arrival order, with re-runs."""
+    columns = ("USERID", "NAME", "CITY")
+    without_truncate = [("124", "Raul", "Oaxaca"), ("125", "Mercedes", "Guadalajara"),
+                        ("126", "Lily", "Cancun")]
+    with_truncate = [("125", "Mercedes", "Guadalajara")]
+    case = "ogg_json/databricks_auto_cdc_example_constructed"
+
+    compact(spark, 330, decoded(case, "real_dbx_one")[:8])
+    assert table(spark, "current.real_dbx_one__demo__users", columns) == without_truncate
+
+    rows = decoded(case, "real_dbx_all")
+    compact(spark, 331, rows)
+    assert table(spark, "current.real_dbx_all__demo__users", columns) == with_truncate
+
+    rows = decoded(case, "real_dbx_hours")
+    for n, batch in ((332, rows[:4]), (333, rows[4:8]), (334, rows[8:])):
+        compact(spark, n, batch)
+    assert table(spark, "current.real_dbx_hours__demo__users", columns) == with_truncate
+    for n in (333, 332, 334):
+        compact(spark, n, {332: rows[:4], 333: rows[4:8], 334: rows[8:]}[n])
+        assert table(spark, "current.real_dbx_hours__demo__users", columns) == with_truncate, n

@@ -512,29 +512,3 @@ def test_mongodb_fields_of_changing_type_are_exact_text_columns(spark):
     forms = "current.real_mongo_forms__orders"
     assert table(spark, forms, ("_id", "qty", "status", "note")) == [("5", None, None, None)]
 
-
-def test_databricks_auto_cdc_example_ends_in_databricks_scd1_tables(spark):
-    """Databricks' AUTO CDC example feed (as GoldenGate messages, ordered by ``pos``): out-of-order
-    updates and an update after the delete end as Databricks' SCD type 1 table says; with its
-    TRUNCATE at sequence 3, only the row changed after it remains. In one hour, and spread over
-    three hours in arrival order, with re-runs."""
-    columns = ("USERID", "NAME", "CITY")
-    without_truncate = [("124", "Raul", "Oaxaca"), ("125", "Mercedes", "Guadalajara"),
-                        ("126", "Lily", "Cancun")]
-    with_truncate = [("125", "Mercedes", "Guadalajara")]
-    case = "ogg_json/databricks_auto_cdc_example_constructed"
-
-    compact(spark, 330, decoded(case, "real_dbx_one")[:8])
-    assert table(spark, "current.real_dbx_one__demo__users", columns) == without_truncate
-
-    rows = decoded(case, "real_dbx_all")
-    compact(spark, 331, rows)
-    assert table(spark, "current.real_dbx_all__demo__users", columns) == with_truncate
-
-    rows = decoded(case, "real_dbx_hours")
-    for n, batch in ((332, rows[:4]), (333, rows[4:8]), (334, rows[8:])):
-        compact(spark, n, batch)
-    assert table(spark, "current.real_dbx_hours__demo__users", columns) == with_truncate
-    for n in (333, 332, 334):
-        compact(spark, n, {332: rows[:4], 333: rows[4:8], 334: rows[8:]}[n])
-        assert table(spark, "current.real_dbx_hours__demo__users", columns) == with_truncate, n
