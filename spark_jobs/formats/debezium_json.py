@@ -463,7 +463,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         if not (source.get("table") or source.get("collection")) and self.options.source_table:
             source.update(self._configured_source())
         row = self._keyed_row(message, op, before, after, after is not None and not partial,
-                              specs, envelope, source, warnings)
+                              specs, envelope, source, warnings, key_into_image=True)
         return _kafka_time_if_none(row, message)
 
     def _flattened_op(self, meta: dict[str, Any], warnings: list[str]) -> str:
@@ -483,13 +483,20 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _keyed_row(self, message: RawMessage, op: str, before: dict[str, str | None] | None,
                    after: dict[str, str | None] | None, after_is_full: bool,
                    specs: dict[str, dict[str, Any]], envelope: dict[str, Any],
-                   source: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-        """The change row of one decoded change: keys from the message, times from the envelope."""
+                   source: dict[str, Any], warnings: list[str],
+                   key_into_image: bool = False) -> dict[str, Any]:
+        """The change row of one decoded change: keys from the message, times from the envelope.
+        ``key_into_image`` (flattened rows): key columns the row leaves out and the Kafka key
+        carries are put into it (upsert topics whose values exclude the key: Flink upsert-kafka's
+        ``EXCEPT_KEY``, Materialize's ``ENVELOPE UPSERT`` sources), so they are table columns."""
         database, schema_name = _database(source), _text(source.get("schema"))
         table = _text(source.get("table") or source.get("collection"))
         types = {column: logical for column, spec in specs.items() if (logical := connect_logical_type(spec))}
         keys, key_values = self._keys(message, envelope, database, table, warnings,
                                       _connector(source))
+        image = before if op == "DELETE" else after
+        if key_into_image and image is not None:
+            image.update({k: key_values[k] for k in keys if k not in image and k in key_values})
         row_key = None if op == "TRUNCATE" else self._row_key(op, before, after, keys, key_values)
         if op == "DELETE" and not before and row_key is None:
             raise self.fail(errors.MISSING_FIELD,

@@ -12,7 +12,7 @@ Kafka offset, i.e. arrival order) where the example has none — in
 ``tests/fixtures/<format>/<system>_<example>_constructed/``; each ``SOURCE.md`` quotes the page
 or test (repository, path, commit) and its stated result. Each test asserts the whole current
 table. Where our result differs from the documented one by design, the test says why and asserts
-ours; where ours falls short, the test is marked ``xfail(strict=True)`` and says how.
+ours.
 """
 
 from __future__ import annotations
@@ -421,48 +421,31 @@ def test_kafka_log_compaction_example(spark):
     assert table(spark, "current.doc_kafka_lc_reversed__user_emails", columns) == []
 
 
-MATERIALIZE_AVRO_KEY = [('["birdmore"]', "geese", "56"), ('["fish"]', "fish", "1000"),
-                        ('["mammalmore"]', "moose", "2")]
-
-
 def test_materialize_upsert_envelope_examples(spark):
     """Materialize testdrive ``kafka-upsert-sources.td``, ``ENVELOPE UPSERT`` (key, value; a null
     value deletes the key), as flattened Debezium topics. ``avroavro`` (9 messages) ends in fish
     fish 1000, birdmore geese 56, mammalmore moose 2. ``realtimeavroavro`` (key ``f3, f4``, either
     may be NULL): after 8 messages fire/yang dog 42, NULL/yin sheep 54, water/NULL crocodile 7;
     after 8 more (a delete of a key that never existed, NULL/yin deleted and re-inserted) fire/yang
-    dog 42, air/qi chicken 47, NULL/yin dog 243, earth/dao rhinoceros 211. Ours holds those rows
-    and values, each under its key (``_cdc_key``, NULL key parts included); the key columns
-    themselves, which these values do not carry, are not table columns (see the xfail test
-    below)."""
+    dog 42, air/qi chicken 47, NULL/yin dog 243, earth/dao rhinoceros 211. The values leave the key
+    out; as in Materialize (``key f1 f2``), the Kafka key's fields are table columns too."""
     rows = decoded("debezium_json/materialize_upsert_avro_key_constructed", "doc_mz_upsert")
     compact(spark, 763, rows)
-    assert table(spark, "current.doc_mz_upsert__avroavro",
-                 ("_cdc_key", "f1", "f2")) == MATERIALIZE_AVRO_KEY
+    assert table(spark, "current.doc_mz_upsert__avroavro", ("_cdc_key", "key", "f1", "f2")) == [
+        ('["birdmore"]', "birdmore", "geese", "56"), ('["fish"]', "fish", "fish", "1000"),
+        ('["mammalmore"]', "mammalmore", "moose", "2")]
 
-    columns = ("_cdc_key", "f1", "f2")
+    columns = ("_cdc_key", "f3", "f4", "f1", "f2")
     name = "current.doc_mz_upsert__realtimeavroavro"
     rows = decoded("debezium_json/materialize_upsert_composite_key_constructed", "doc_mz_upsert")
     compact(spark, 764, rows[:8])
     assert table(spark, name, columns) == [
-        ('["fire","yang"]', "dog", "42"), ('["water",null]', "crocodile", "7"),
-        ('[null,"yin"]', "sheep", "54")]
+        ('["fire","yang"]', "fire", "yang", "dog", "42"),
+        ('["water",null]', "water", None, "crocodile", "7"),
+        ('[null,"yin"]', None, "yin", "sheep", "54")]
     compact(spark, 765, rows[8:])
     assert table(spark, name, columns) == [
-        ('["air","qi"]', "chicken", "47"), ('["earth","dao"]', "rhinoceros", "211"),
-        ('["fire","yang"]', "dog", "42"), ('[null,"yin"]', "dog", "243")]
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "key columns carried only by the Kafka key of a flattened topic are not table columns: "
-    "Materialize's avroavro table has a `key` column, ours only `_cdc_key` (see SOURCE.md)"))
-def test_materialize_upsert_key_columns_are_table_columns(spark):
-    """Materialize's ``avroavro`` table is ``key f1 f2``: the key's fields are columns (``ENVELOPE
-    UPSERT`` puts the key's columns first), as Flink's ``upsert-kafka`` does for values written
-    with ``'value.fields-include' = 'EXCEPT_KEY'``. Ours takes the key from the Kafka key
-    (``primary_key_columns`` ``["key"]``, ``row_key`` ``["fish"]``) but the row image is the value
-    alone, so the current table has ``f1, f2`` and no ``key`` column."""
-    compact(spark, 766, decoded("debezium_json/materialize_upsert_avro_key_constructed",
-                                "doc_mz_upsert_key"))
-    assert table(spark, "current.doc_mz_upsert_key__avroavro", ("key", "f1", "f2")) == [
-        ("birdmore", "geese", "56"), ("fish", "fish", "1000"), ("mammalmore", "moose", "2")]
+        ('["air","qi"]', "air", "qi", "chicken", "47"),
+        ('["earth","dao"]', "earth", "dao", "rhinoceros", "211"),
+        ('["fire","yang"]', "fire", "yang", "dog", "42"),
+        ('[null,"yin"]', None, "yin", "dog", "243")]

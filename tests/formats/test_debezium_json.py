@@ -328,6 +328,17 @@ def test_flattened_topic_tombstone_is_the_delete_of_its_key() -> None:
     assert DebeziumJsonDecoder(FLAT).decode(RawMessage(value=None)).control == "TOMBSTONE"
 
 
+def test_flattened_row_takes_key_columns_its_value_leaves_out_from_the_kafka_key() -> None:
+    # Upsert topics whose values exclude the key (Flink upsert-kafka EXCEPT_KEY, Materialize).
+    key = {"tenant": "t1", "id": 98765432109876543210}
+    value = {"email": "annek@noanswer.org", "id": 98765432109876543210}
+    [row] = DebeziumJsonDecoder(FLAT).decode(RawMessage(
+        value=json.dumps(value).encode(), key=json.dumps(key).encode(), timestamp_ms=1000)).rows
+    assert row["primary_key_columns"] == ["tenant", "id"]
+    assert row["row_key"] == '["t1","98765432109876543210"]'
+    assert row["after"] == {"email": "annek@noanswer.org", "id": "98765432109876543210", "tenant": "t1"}
+
+
 def test_flattened_topic_tombstone_without_usable_key_is_rejected() -> None:
     with pytest.raises(DecodeError) as caught:
         DebeziumJsonDecoder(FLAT).decode(RawMessage(value=None, key=b"not json"))
