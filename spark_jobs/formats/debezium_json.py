@@ -123,6 +123,20 @@ OMS_HEARTBEAT_OP = "heartbeat"
 # Postgres TOAST / Oracle LOB columns whose value Debezium did not capture.
 UNAVAILABLE = "__debezium_unavailable_value"
 UNAVAILABLE_B64 = base64.b64encode(UNAVAILABLE.encode()).decode()
+_UNAVAILABLE_HEX = UNAVAILABLE.encode().hex()  # bytea under binary.handling.mode=hex
+# The PostgreSQL connector renders the placeholder in the column's type
+# (UnchangedToastedPlaceholder): text and binary arrays as a one-element list, uuid[] as the
+# name-based UUID of the placeholder's bytes (UUID.nameUUIDFromBytes), integer[]/bigint[] as the
+# list of those bytes, an hstore as the map {placeholder: placeholder} (its JSON text in
+# hstore.handling.mode=json).
+_UNAVAILABLE_UUID = "b68a35a7-17ad-35b3-af2a-ae46edb4545a"
+_UNAVAILABLE_TEXTS = frozenset({
+    UNAVAILABLE, UNAVAILABLE_B64, _UNAVAILABLE_HEX, _UNAVAILABLE_HEX.upper(),
+    f'{{"{UNAVAILABLE}":"{UNAVAILABLE}"}}'})
+_UNAVAILABLE_ELEMENTS = frozenset({
+    UNAVAILABLE, UNAVAILABLE_B64, _UNAVAILABLE_HEX, _UNAVAILABLE_HEX.upper(), _UNAVAILABLE_UUID})
+_UNAVAILABLE_BYTES = [str(b) for b in UNAVAILABLE.encode()]
+_PLACEHOLDER_KINDS = frozenset({str, list, dict})  # a placeholder's JSON kinds (numbers never are)
 
 _CONNECT = "org.apache.kafka.connect.data."
 _DBZ_TIME = "io.debezium.time."
@@ -546,7 +560,7 @@ class DebeziumJsonDecoder(JsonDecoder):
                 if not carried:
                     partial = True
                     continue
-            if value in (UNAVAILABLE, UNAVAILABLE_B64):
+            if type(value) in _PLACEHOLDER_KINDS and _is_unavailable(value):
                 warnings.append(f"column {column!r} in '{side}': value not captured (Debezium "
                                 f"unavailable-value placeholder), left out of the image")
                 partial = True
@@ -1086,6 +1100,26 @@ def _is_oracle_number(column: dict[str, Any]) -> bool:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _is_unavailable(value: Any) -> bool:
+    """Whether a column value is Debezium's unavailable-value placeholder (an unchanged TOAST or
+    LOB value that was not captured), in any of the type-specific renderings above."""
+    if isinstance(value, JsonNumber):
+        return False
+    if isinstance(value, str):
+        return value in _UNAVAILABLE_TEXTS
+    if isinstance(value, list):
+        if len(value) == 1:
+            element = value[0]
+            return (isinstance(element, str) and not isinstance(element, JsonNumber)
+                    and element in _UNAVAILABLE_ELEMENTS)
+        return (len(value) == len(_UNAVAILABLE_BYTES)
+                and all(isinstance(v, JsonNumber) for v in value)
+                and [str(v) for v in value] == _UNAVAILABLE_BYTES)
+    if isinstance(value, dict):
+        return value == {UNAVAILABLE: UNAVAILABLE}
+    return False
 
 
 def _database(source: dict[str, Any]) -> str | None:

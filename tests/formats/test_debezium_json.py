@@ -942,3 +942,47 @@ def test_heartbeat_op_is_rejected_unless_oms_and_without_rows() -> None:
     with pytest.raises(DecodeError) as exc:
         DebeziumJsonDecoder().decode(message(with_row))
     assert exc.value.reason == errors.INVALID_FIELD
+
+
+def test_toast_placeholders_in_every_type_rendering_are_left_out_not_written() -> None:
+    # Debezium's PostgreSQL connector renders an unchanged TOAST value's placeholder in the
+    # column's type (UnchangedToastedPlaceholder, ReselectColumnsPostProcessor): writing these as
+    # values would overwrite the real column with the placeholder.
+    import hashlib
+    import uuid
+
+    placeholder = "__debezium_unavailable_value"
+    name_uuid = str(uuid.UUID(bytes=hashlib.md5(placeholder.encode()).digest(), version=3))
+    assert name_uuid == "b68a35a7-17ad-35b3-af2a-ae46edb4545a"
+    after = {
+        "id": 7,
+        "text_col": placeholder,
+        "bytea_col": "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==",
+        "bytea_hex": "5f5f646562657a69756d5f756e617661696c61626c655f76616c7565",
+        "text_arr": [placeholder],
+        "bytea_arr": ["X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="],
+        "uuid_arr": [name_uuid],
+        "int_arr": list(placeholder.encode()),
+        "hstore_map": {placeholder: placeholder},
+        "hstore_json": '{"__debezium_unavailable_value":"__debezium_unavailable_value"}',
+        # look-alikes that are real values and must be kept
+        "text_arr_two": [placeholder, "x"],
+        "str_bytes": [str(b) for b in placeholder.encode()],
+        "one_number": [95],
+        "other_map": {placeholder: "x"},
+    }
+    source = {"connector": "postgresql", "db": "d", "schema": "public", "table": "t",
+              "ts_ms": 1000, "lsn": 1}
+    row = DebeziumJsonDecoder().decode(message(
+        {"op": "u", "before": None, "after": after, "source": source}, key={"id": 7})).rows[0]
+    assert row["after"] == {
+        "id": "7",
+        "text_arr_two": '["__debezium_unavailable_value","x"]',
+        "str_bytes": json.dumps([str(b) for b in placeholder.encode()], separators=(",", ":")),
+        "one_number": "[95]",
+        "other_map": '{"__debezium_unavailable_value":"x"}',
+    }
+    assert row["after_is_full"] is False
+    left_out = [w.split("'")[1] for w in row["warnings"] if "placeholder" in w]
+    assert left_out == ["text_col", "bytea_col", "bytea_hex", "text_arr", "bytea_arr", "uuid_arr",
+                        "int_arr", "hstore_map", "hstore_json"]
