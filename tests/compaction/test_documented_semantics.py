@@ -27,6 +27,16 @@ from tests.compaction.test_real_messages import compact, decoded, table
 pytestmark = pytest.mark.slow
 
 
+
+def replayed(spark, case: str, database: str, hours: tuple[tuple[int, slice], ...],
+             table_name: str, columns: tuple[str, ...]) -> list[tuple[str | None, ...]]:
+    """The fixture's rows (renamed into ``database``) compacted hour by hour, each hour the
+    slice of rows it names, in the order given; then ``current.<database>__<table_name>``."""
+    rows = decoded(case, database)
+    for n, part in hours:
+        compact(spark, n, rows[part])
+    return table(spark, f"current.{database}__{table_name}", columns)
+
 def test_doris_sequence_column_example(spark):
     """Doris "Sequence Column" usage example (three stream loads into a Unique table whose
     sequence column is ``modify_date``): after each load the row with the largest sequence is the
@@ -213,15 +223,11 @@ def test_bigquery_cdc_upsert_delete_example(spark):
     expected = [("101", "Tal", "8000"), ("102", "Lee", "5000"), ("105", "Izumi", "6000")]
     case = "maxwell_json/bigquery_cdc_upsert_delete_constructed"
 
-    rows = decoded(case, "doc_bq")
-    compact(spark, 671, rows[:3])
-    compact(spark, 672, rows[3:])
-    assert table(spark, "current.doc_bq__employees", columns) == expected
-
-    rows = decoded(case, "doc_bq_reversed")
-    compact(spark, 673, rows[3:])
-    compact(spark, 674, rows[:3])
-    assert table(spark, "current.doc_bq_reversed__employees", columns) == expected
+    first, changes = slice(None, 3), slice(3, None)
+    assert replayed(spark, case, "doc_bq", ((671, first), (672, changes)), "employees",
+                    columns) == expected
+    assert replayed(spark, case, "doc_bq_reversed", ((673, changes), (674, first)), "employees",
+                    columns) == expected
 
 
 def test_hudi_payload_examples_by_ordering_field(spark):
@@ -255,15 +261,11 @@ def test_clickhouse_versionedcollapsing_example_as_keyless_multiset(spark):
     expected = [("4324182021466249494", "6", "185", "2")]
     case = "ogg_json/clickhouse_versionedcollapsing_keyless_constructed"
 
-    rows = decoded(case, "doc_ch_vc")
-    compact(spark, 691, rows[:1])
-    compact(spark, 692, rows[1:])
-    assert table(spark, "current.doc_ch_vc__demo__uact", columns) == expected
-
-    rows = decoded(case, "doc_ch_vc_reversed")
-    compact(spark, 693, rows[1:])
-    compact(spark, 694, rows[:1])
-    assert table(spark, "current.doc_ch_vc_reversed__demo__uact", columns) == expected
+    first, second = slice(None, 1), slice(1, None)
+    assert replayed(spark, case, "doc_ch_vc", ((691, first), (692, second)), "demo__uact",
+                    columns) == expected
+    assert replayed(spark, case, "doc_ch_vc_reversed", ((693, second), (694, first)), "demo__uact",
+                    columns) == expected
 
     compact(spark, 695, decoded(case, "doc_ch_vc_one"))
     assert table(spark, "current.doc_ch_vc_one__demo__uact", columns) == expected
@@ -391,10 +393,9 @@ def test_flink_versioned_table_products_example(spark):
     compact(spark, 753, rows[4:])
     assert table(spark, name, columns) == final
 
-    rows = decoded(case, "doc_flink_vt_reversed")
-    for n, batch in ((754, rows[4:]), (755, rows[2:4]), (756, rows[:2])):
-        compact(spark, n, batch)
-    assert table(spark, "current.doc_flink_vt_reversed__products", columns) == final
+    assert replayed(spark, case, "doc_flink_vt_reversed",
+                    ((754, slice(4, None)), (755, slice(2, 4)), (756, slice(None, 2))),
+                    "products", columns) == final
 
 
 def test_kafka_log_compaction_example(spark):
@@ -415,10 +416,8 @@ def test_kafka_log_compaction_example(spark):
     compact(spark, 760, rows[3:])
     assert table(spark, name, columns) == []
 
-    rows = decoded(case, "doc_kafka_lc_reversed")
-    compact(spark, 761, rows[3:])
-    compact(spark, 762, rows[:3])
-    assert table(spark, "current.doc_kafka_lc_reversed__user_emails", columns) == []
+    assert replayed(spark, case, "doc_kafka_lc_reversed",
+                    ((761, slice(3, None)), (762, slice(None, 3))), "user_emails", columns) == []
 
 
 def test_materialize_upsert_envelope_examples(spark):
