@@ -382,15 +382,24 @@ def ddl_type(definition: re.Match[str]) -> str:
 
 
 def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
-    """``ALTER TABLE t ADD [COLUMN] c TYPE`` (also ``ADD [COLUMN] (c TYPE, d TYPE)``) ->
-    ``[(c, logical type)]``; other DDL, and ADD of an index, key or constraint: none."""
+    """``ALTER TABLE t ADD [COLUMN] c TYPE`` (also ``ADD [COLUMN] (c TYPE, d TYPE)`` and SQL
+    Server's ``ADD c TYPE, d TYPE``) -> ``[(c, logical type)]``; other DDL, and ADD of an index,
+    key or constraint: none."""
     if not ddl or not re.search(r"\bALTER\s+TABLE\b", ddl, re.IGNORECASE):
         return []
     added: list[tuple[str, str]] = []
     for add in _ADD.finditer(ddl):
         rest = ddl[add.end():]
-        # A parenthesised list of definitions (MySQL, Oracle), or one definition.
-        for part in _top_level_parts(rest) if rest.startswith("(") else [rest]:
+        if rest.startswith("("):  # a parenthesised list of definitions (MySQL, Oracle)
+            parts = _top_level_parts(rest[1:_closing(rest)])
+        else:
+            # One definition, or (T-SQL, which has no COLUMN keyword) a list of them; a part that
+            # is another clause of the ALTER (``ADD …``, ``DROP …``) is not a definition.
+            first, *others = _top_level_parts(rest)
+            parts = [first] + ([] if add["column"] else
+                               [p for p in others if p.split()[:1] and p.split()[0].upper()
+                                not in _ALTER_CLAUSES])
+        for part in parts:
             definition = _COLUMN_DEFINITION.match(part)
             if definition and (add["column"] or definition["quote"]
                                or definition["name"].upper() not in _ADD_NOT_A_COLUMN):
@@ -398,22 +407,49 @@ def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
     return added
 
 
+# Words that start another clause of an ALTER TABLE, not a column definition.
+_ALTER_CLAUSES = frozenset({"ADD", "DROP", "ALTER", "MODIFY", "CHANGE", "RENAME", "WITH", "ALGORITHM",
+                            "LOCK", "ENGINE", "COMMENT", "AUTO_INCREMENT", "DEFAULT", "CHARACTER",
+                            "CHARSET", "COLLATE", "ORDER", "CONVERT", "FORCE"})
+
+
 def _top_level_parts(text: str) -> list[str]:
-    """``(a int, b decimal(10,2)) rest`` -> ``["a int", "b decimal(10,2)"]``: the parenthesised
-    list at the start of ``text``, split at its own commas."""
-    parts, depth, start = [], 0, 1
+    """``a int, b decimal(10,2) default 'x,y'; rest`` -> ``["a int", " b decimal(10,2) default
+    'x,y'"]``: ``text`` split at the commas outside parentheses and quotes, up to a ``;`` or an
+    unmatched ``)``."""
+    parts, depth, start, quote = [], 0, 0, ""
     for index, char in enumerate(text):
-        if char == "(":
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")" and depth == 0 or char == ";" and depth == 0:
+            return [*parts, text[start:index]]
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    return [*parts, text[start:]]
+
+
+def _closing(text: str) -> int:
+    """The index of the ``)`` that closes the ``(`` at the start of ``text`` (its end if none)."""
+    depth, quote = 0, ""
+    for index, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
             if depth == 0:
-                parts.append(text[start:index])
-                break
-        elif char == "," and depth == 1:
-            parts.append(text[start:index])
-            start = index + 1
-    return parts
+                return index
+    return len(text)
 
 
 SourceTable = tuple[str | None, str | None, str | None]  # (database, source schema, table)

@@ -112,6 +112,13 @@ def test_query_command_is_registered():
     ("ALTER TABLE t ADD m money, ADD s smallint", [("m", "DECIMAL"), ("s", "LONG")]),
     ("ALTER TABLE t ADD COLUMN y YEAR, ADD f BOOLEAN, ADD g int8, ADD b bit(8), ADD j jsonb",
      [("y", "LONG"), ("f", "BOOLEAN"), ("g", "LONG"), ("b", "BINARY"), ("j", "JSON")]),
+    # SQL Server lists definitions after one ADD (T-SQL has no COLUMN keyword).
+    ("ALTER TABLE dbo.t ADD c1 int, c2 varchar(10) NULL CONSTRAINT df DEFAULT ('a,b'), "
+     "CONSTRAINT pk PRIMARY KEY (id)", [("c1", "LONG"), ("c2", "STRING")]),
+    # Other clauses of the same ALTER are not columns; commas in defaults do not split.
+    ("ALTER TABLE t ADD COLUMN a int DEFAULT 'x,y', DROP COLUMN b, ADD c decimal(10, 2),",
+     [("a", "LONG"), ("c", "DECIMAL(10,2)")]),
+    ("ALTER TABLE t ADD a int, DROP COLUMN b, MODIFY d int", [("a", "LONG")]),
 ])
 def test_ddl_add_column_reads_the_whole_type_as_the_decoders_do(ddl: str, columns: list[tuple[str, str]]):
     assert ddl_added_columns(ddl) == columns
