@@ -17,8 +17,10 @@ from tests.normalize import mixed_traffic
 
 pytestmark = pytest.mark.slow
 
-HOUR = dt.datetime(2024, 3, 1, 10)
-BASE_MS = int(dt.datetime(2024, 3, 1, 10, 5, tzinfo=dt.UTC).timestamp() * 1000)
+# An hour no other test writes (tests share one catalog; the gates tests expect 2024-03-01 to
+# be theirs alone).
+HOUR = dt.datetime(2024, 3, 5, 10)
+BASE_MS = int((HOUR + dt.timedelta(minutes=5)).replace(tzinfo=dt.UTC).timestamp() * 1000)
 
 
 def _raw_records() -> list[tuple]:
@@ -27,7 +29,7 @@ def _raw_records() -> list[tuple]:
     for i, (topic, key, value) in enumerate(mixed_traffic.messages()):
         offset = offsets.get(topic, 0)
         offsets[topic] = offset + 1
-        records.append((topic, 0, offset, dt.datetime(2024, 3, 1, 10, 5) + dt.timedelta(seconds=i), 0,
+        records.append((topic, 0, offset, HOUR + dt.timedelta(minutes=5, seconds=i), 0,
                         key, value, [], HOUR, "land-run", None))
     return records
 
