@@ -37,9 +37,10 @@ from spark_jobs.formats.decoding import decode_one
 KIND_ROW, KIND_CONTROL, KIND_REJECTED = "row", "control", "rejected"
 
 # Outcome columns besides the change row's: what the message became and, for controls and
-# rejections, why. ``msg_*`` carry the message's Kafka coordinates for every kind.
+# rejections, why. ``_first`` marks a message's first outcome (its messages are counted by it).
+# ``msg_*`` carry the message's Kafka coordinates for every kind.
 _OUTCOME_EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("_kind", "string"), ("_pair_key", "string"), ("_pair_role", "string"),
+    ("_kind", "string"), ("_first", "boolean"), ("_pair_key", "string"), ("_pair_role", "string"),
     ("control_kind", "string"), ("format_tried", "string"), ("reason_code", "string"),
     ("reason_message", "string"), ("msg_topic", "string"), ("msg_partition", "int"),
     ("msg_offset", "bigint"), ("msg_timestamp", "timestamp"), ("msg_key", "binary"),
@@ -82,7 +83,7 @@ class TopicFormat:
 
 def _empty_outcome(message: RawMessage, kind: str) -> dict[str, Any]:
     out: dict[str, Any] = dict.fromkeys(_OUTCOME_ARROW.names)
-    out.update(_kind=kind, msg_topic=message.topic, msg_partition=message.partition,
+    out.update(_kind=kind, _first=True, msg_topic=message.topic, msg_partition=message.partition,
                msg_offset=message.offset,
                msg_timestamp=None if message.timestamp_ms is None else message.timestamp_ms * 1000,
                msg_key=message.key)
@@ -105,9 +106,9 @@ def outcomes_of(decoder: Decoder, message: RawMessage) -> list[dict[str, Any]]:
         record.update(control_kind=outcome.control)
         return [record]
     records = []
-    for row in outcome.rows:
+    for index, row in enumerate(outcome.rows):
         record = _empty_outcome(message, KIND_ROW)
-        record.update({k: v for k, v in row.items() if k in record})
+        record.update({k: v for k, v in row.items() if k in record}, _first=index == 0)
         records.append(record)
     return records
 
@@ -222,6 +223,7 @@ def _outcome_batch(rows: list[dict[str, Any]], kinds: list[str],
     given = pa.array(rows, type=_ROW_STRUCT).flatten()
     arrays: dict[str, pa.Array] = dict(zip(_ROW_STRUCT.names, given, strict=True))
     columns: dict[str, list[Any]] = {"_kind": kinds}
+    columns["_first"] = [n == 0 or source[n] != source[n - 1] for n in range(len(source))]
     for position, name in enumerate(("control_kind", "format_tried", "reason_code", "reason_message")):
         columns[name] = [None] * len(rows)
         for index, texts in extra.items():

@@ -35,7 +35,7 @@ from cdclake.exceptions import ConfigError, GateFailed
 from spark_jobs import gate_frames
 from spark_jobs.identifiers import current_table_name, tombstone_table_name
 from spark_jobs.publish import current_tables, has_branch
-from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables
+from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
 
 log = logging.getLogger(__name__)
 
@@ -366,6 +366,7 @@ def write_gate_results(spark: SparkSession, report: GateReport, validated_at: dt
                                      "offending_rows": list(o.offending)}, default=str, sort_keys=True),
              validated_at) for o in report.outcomes]
     frame = spark.createDataFrame(rows, spark.table(GATE_RESULTS).schema)
-    frame.writeTo(GATE_RESULTS).overwrite(
-        (F.col("landed_hour") == F.lit(report.hour).cast("timestamp")) & (F.col("stage") == report.stage))
+    replace_small(frame, GATE_RESULTS,
+                  (F.col("landed_hour") == F.lit(report.hour).cast("timestamp"))
+                  & (F.col("stage") == report.stage))
 

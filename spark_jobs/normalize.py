@@ -10,7 +10,9 @@ fix, which is the same thing) gives the same tables.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -25,8 +27,8 @@ from spark_jobs.decode_spark import (
     decode_outcomes,
     paired_updates,
 )
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables
+from spark_jobs.formats.base import PAIR_KEY, FormatOptions
+from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
 
 STAGE = "normalize"
 
@@ -91,50 +93,45 @@ def quarantine_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> Data
     )
 
 
+# A run-stats row's breakdown: (topic, metric, source_format, op, table_name, reason_code, control_kind).
+StatKey = tuple[str, str, str | None, str | None, str | None, str | None, str | None]
+
+
 def run_stats(raw: DataFrame, outcomes: DataFrame, hour: dt.datetime, run_id: str,
-              paired: DataFrame | None = None) -> DataFrame:
-    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic
+              paired: DataFrame | None = None) -> list[dict[str, Any]]:
+    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic: the raw
+    messages as landed, and what the decoded ones became, from one aggregation of the outcomes
     (``paired``: the outcomes' :func:`~spark_jobs.decode_spark.paired_updates`, if at hand)."""
-    message_key = ["msg_topic", "msg_partition", "msg_offset"]
-    raw_counts = raw.groupBy(F.col("topic")).agg(F.count(F.lit(1)).alias("value")).select(
-        F.lit("raw_messages").alias("metric"), "topic", F.lit(None).cast("string").alias("source_format"),
-        F.lit(None).cast("string").alias("op"), F.lit(None).cast("string").alias("table_name"),
-        F.lit(None).cast("string").alias("reason_code"), F.lit(None).cast("string").alias("control_kind"),
-        "value")
-    rows = outcomes.where(F.col("_kind") == KIND_ROW)
-    decoded = (rows.select(*message_key, "source_format").distinct()
-               .groupBy("msg_topic", "source_format").agg(F.count(F.lit(1)).alias("value"))
-               .select(F.lit("decoded_messages").alias("metric"), F.col("msg_topic").alias("topic"),
-                       "source_format", F.lit(None).cast("string").alias("op"),
-                       F.lit(None).cast("string").alias("table_name"),
-                       F.lit(None).cast("string").alias("reason_code"),
-                       F.lit(None).cast("string").alias("control_kind"), "value"))
-    # Counted after pairing, so they equal the changelog's rows.
-    changes = (change_rows(outcomes, paired).groupBy("kafka_topic", "source_format", "op", "table_name")
-               .agg(F.count(F.lit(1)).alias("value"))
-               .select(F.lit("change_rows").alias("metric"), F.col("kafka_topic").alias("topic"),
-                       "source_format", "op", "table_name",
-                       F.lit(None).cast("string").alias("reason_code"),
-                       F.lit(None).cast("string").alias("control_kind"), "value"))
-    control = (outcomes.where(F.col("_kind") == KIND_CONTROL)
-               .groupBy("msg_topic", "control_kind").agg(F.count(F.lit(1)).alias("value"))
-               .select(F.lit("control_messages").alias("metric"), F.col("msg_topic").alias("topic"),
-                       F.lit(None).cast("string").alias("source_format"),
-                       F.lit(None).cast("string").alias("op"),
-                       F.lit(None).cast("string").alias("table_name"),
-                       F.lit(None).cast("string").alias("reason_code"), "control_kind", "value"))
-    rejected = (outcomes.where(F.col("_kind") == KIND_REJECTED)
-                .groupBy("msg_topic", "format_tried", "reason_code").agg(F.count(F.lit(1)).alias("value"))
-                .select(F.lit("quarantined_messages").alias("metric"), F.col("msg_topic").alias("topic"),
-                        F.col("format_tried").alias("source_format"),
-                        F.lit(None).cast("string").alias("op"),
-                        F.lit(None).cast("string").alias("table_name"), "reason_code",
-                        F.lit(None).cast("string").alias("control_kind"), "value"))
-    stats = raw_counts.unionByName(decoded).unionByName(changes).unionByName(control).unionByName(rejected)
-    return stats.select(
-        F.lit(STAGE).alias("stage"), F.lit(hour).cast("timestamp").alias("landed_hour"),
-        F.lit(run_id).alias("run_id"), "topic", "metric", "source_format", "op", "table_name",
-        "reason_code", "control_kind", F.col("value").cast("bigint").alias("value"))
+    counts: Counter[StatKey] = Counter()
+    for row in raw.groupBy("topic").count().collect():
+        counts[(row["topic"], "raw_messages", None, None, None, None, None)] += row["count"]
+    by_kind = outcomes.groupBy(
+        "msg_topic", "_kind", "source_format", "op", "table_name", "control_kind", "format_tried",
+        "reason_code", F.col(PAIR_KEY).isNotNull().alias("half"),
+    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages"))
+    for row in by_kind.collect():
+        topic, kind = row["msg_topic"], row["_kind"]
+        if kind == KIND_ROW:
+            counts[(topic, "decoded_messages", row["source_format"], None, None, None, None)] += \
+                row["messages"]
+            if not row["half"]:  # halves of two-message updates are counted once paired, below
+                counts[(topic, "change_rows", row["source_format"], row["op"], row["table_name"],
+                        None, None)] += row["outcomes"]
+        elif kind == KIND_CONTROL:
+            counts[(topic, "control_messages", None, None, None, None, row["control_kind"])] += \
+                row["outcomes"]
+        else:
+            counts[(topic, "quarantined_messages", row["format_tried"], None, None, row["reason_code"],
+                    None)] += row["outcomes"]
+    pairs = (paired if paired is not None else paired_updates(outcomes)).groupBy(
+        "kafka_topic", "source_format", "op", "table_name").count()
+    for row in pairs.collect():
+        counts[(row["kafka_topic"], "change_rows", row["source_format"], row["op"], row["table_name"],
+                None, None)] += row["count"]
+    names = ("topic", "metric", "source_format", "op", "table_name", "reason_code", "control_kind")
+    return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, **dict(zip(names, key, strict=True)),
+             "value": value} for key, value in sorted(counts.items(), key=lambda kv: str(kv[0]))
+            if value]
 
 
 def reconcile(stats: list[dict]) -> dict[str, dict[str, int]]:
@@ -179,14 +176,12 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     outcomes = decode_outcomes(raw, formats).persist(StorageLevel.MEMORY_AND_DISK)
     paired = paired_updates(outcomes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        stats_df = run_stats(raw, outcomes, hour, run_id, paired)
-        collected = stats_df.collect()
-        stats = [r.asDict() for r in collected]
+        stats = run_stats(raw, outcomes, hour, run_id, paired)
         totals = reconcile(stats)
         changes = changelog_rows(outcomes, hour, run_id, paired)
         _replace_hour(spark, changes, CHANGELOG, hour, branch)
         _replace_hour(spark, quarantine_rows(outcomes, hour, run_id), QUARANTINE, hour, branch)
-        _replace_stats(spark, spark.createDataFrame(collected, stats_df.schema), hour)
+        _replace_stats(spark, spark.createDataFrame(stats, spark.table(RUN_STATS).schema), hour)
     finally:
         paired.unpersist()
         outcomes.unpersist()
@@ -209,4 +204,4 @@ def _replace_hour(spark: SparkSession, df: DataFrame, table: str, hour: dt.datet
 
 
 def _replace_stats(spark: SparkSession, stats: DataFrame, hour: dt.datetime) -> None:
-    stats.writeTo(RUN_STATS).overwrite(hour_filter(hour) & (F.col("stage") == F.lit(STAGE)))
+    replace_small(stats, RUN_STATS, hour_filter(hour) & (F.col("stage") == F.lit(STAGE)))
