@@ -49,6 +49,7 @@ from spark_jobs.formats.values import (
     date_text_exact,
     decimal_text,
     dumps_compact,
+    integer_digits,
     integer_text,
     iso_utc_from_epoch_text,
     iso_utc_from_micros,
@@ -134,7 +135,7 @@ def _column_logical_type(type_name: Any, sql_type: Any) -> str | None:
     if name is not None:
         base = re.split(r"[\s(]", name.lower(), maxsplit=1)[0]
         if base == "bit":
-            digits = re.search(r"\((\d+)\)", name)
+            digits = re.search(r"\((\d{1,9})\)", name)
             if digits is None or int(digits[1]) > 1:
                 return "LONG"
         logical = logical_type_from_sql_name(name)
@@ -642,7 +643,7 @@ class CanalFamilyDecoder(JsonDecoder):
             name = self._sequence_field or "_tidb.commitTs"
             raise self.fail(errors.INVALID_FIELD,
                             f"'{name}' must be a non-negative integer, got {text[:40]!r}")
-        return f"{int(text):020d}"
+        return integer_digits(text).zfill(20)
 
 
 def _column_types(type_names: dict[str, Any], sql_types: dict[str, Any]) -> dict[str, str]:
@@ -712,8 +713,9 @@ def enum_label_text(value: Any, is_set: bool, labels: tuple[str, ...]) -> str:
     text = str(value).strip()
     if not labels and not text.isdigit():
         return str(value)  # no declaration to check it against: a label as sent
-    if not text.isdigit():
-        raise ConversionWarning(f"not an {'SET bitmask' if is_set else 'ENUM index'}: {value!r}")
+    if not text.isdigit() or len(text) > 20:  # an index or a 64-bit mask has at most 20 digits
+        raise ConversionWarning(f"not an {'SET bitmask' if is_set else 'ENUM index'}: "
+                                f"{str(value)[:40]!r}")
     number = int(text)
     if not labels:
         raise ConversionWarning(f"{'SET bitmask' if is_set else 'ENUM index'} {number} with no "

@@ -178,6 +178,6 @@ def integer_logical_type(value: Any) -> str:
     """LONG, widened to DECIMAL(n,0) for a value beyond int64 (MySQL bigint unsigned), so the
     current-state column widens instead of overflowing."""
     text = str(value).strip().lstrip("+-")
-    if text.isdigit() and not -(2**63) <= int(str(value).strip()) < 2**63:
+    if text.isdigit() and (len(text.lstrip("0")) > 19 or not -(2**63) <= int(str(value).strip()) < 2**63):
         return f"DECIMAL({max(20, len(text.lstrip('0')))},0)"
     return "LONG"

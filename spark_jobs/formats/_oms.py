@@ -95,7 +95,7 @@ def bit_text(value: Any, bits: int) -> str:
 
 def bit_width(type_name: str) -> int | None:
     """``BIT(16)`` -> 16; a bare ``BIT`` (OMS's __light_type names no width) -> None."""
-    match = re.fullmatch(r"\s*BIT\s*\(\s*(\d+)\s*\)\s*", str(type_name), re.IGNORECASE)
+    match = re.fullmatch(r"\s*BIT\s*\(\s*(\d{1,9})\s*\)\s*", str(type_name), re.IGNORECASE)
     return int(match[1]) if match and 1 <= int(match[1]) <= 64 else None
 
 

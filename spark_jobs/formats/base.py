@@ -100,6 +100,10 @@ class Decoder:
                             f"{label} must be {wanted}, got {_type_word(type(value))}")
         return value
 
+    def invalid(self, label: str, wanted: str, value: Any) -> DecodeError:
+        """An ``INVALID_FIELD`` error to ``raise``: ``'label' must be <wanted>, got <kind>``."""
+        return self.fail(errors.INVALID_FIELD, f"'{label}' must be {wanted}, got {kind_of(value)}")
+
     def key_override(self, database: str | None, table: str | None) -> tuple[str, ...] | None:
         overrides = self.options.primary_key_overrides
         for name in (f"{database}.{table}", f"{table}"):
@@ -244,6 +248,11 @@ def merge_pair(before: dict[str, Any] | None, after: dict[str, Any] | None) -> d
     base.pop(PAIR_KEY, None)
     base.pop(PAIR_ROLE, None)
     return base
+
+
+def kind_of(value: Any) -> str:
+    """The JSON kind of a parsed value, for messages: ``a string``, ``a number``, ``an array``..."""
+    return _type_word(type(value))
 
 
 def _type_word(t: type) -> str:

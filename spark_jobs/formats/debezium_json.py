@@ -81,7 +81,7 @@ import base64
 import binascii
 import re
 from datetime import date, datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from spark_jobs.formats import errors
@@ -92,8 +92,9 @@ from spark_jobs.formats._mongo_shell import (
     parse_document,
     parse_document_field,
 )
-from spark_jobs.formats.base import JsonDecoder, key_of, row_key_text, source_table_parts
+from spark_jobs.formats.base import JsonDecoder, key_of, kind_of, row_key_text, source_table_parts
 from spark_jobs.formats.canonical import Decoded, RawMessage
+from spark_jobs.formats.errors import FieldError
 from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
     ConversionWarning,
@@ -102,9 +103,11 @@ from spark_jobs.formats.values import (
     base64_normalised,
     base64_of_bytes,
     boolean_text,
+    bounded_integer,
     date_text,
     decimal_text,
     dumps_compact,
+    integer_digits,
     integer_text,
     iso_seconds_text,
     iso_utc_from_zoned_text,
@@ -250,6 +253,12 @@ class DebeziumJsonDecoder(JsonDecoder):
         return super().decode(message)
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        try:
+            return self._decode_envelope(doc, message)
+        except SCHEMA_READ_ERRORS as exc:
+            raise schema_failure(self, doc, message, exc) from None
+
+    def _decode_envelope(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         payload, schema = self._cloudevent_envelope(doc) if _is_cloudevent(doc) else unwrap(doc)
         if payload is None:
             return self._tombstone(message)
@@ -700,7 +709,10 @@ class DebeziumJsonDecoder(JsonDecoder):
                 raise self.fail(errors.INVALID_FIELD, "'updateDescription.removedFields' must be a list")
             for name in removed:
                 image[str(name)] = None
-            for item in description.get("truncatedArrays") or []:
+            truncated = description.get("truncatedArrays") or []
+            if not isinstance(truncated, list):
+                raise self.invalid("updateDescription.truncatedArrays", "an array", truncated)
+            for item in truncated:
                 field = item.get("field") if isinstance(item, dict) else item
                 warnings.append(f"field {field!r}: array truncated in the source; its new value is not "
                                 "in the message, left out of the image")
@@ -809,12 +821,17 @@ class DebeziumJsonDecoder(JsonDecoder):
                 if len(parts) == 3:
                     change_schema = parts[1]
             spec = change.get("table") if isinstance(change.get("table"), dict) else {}
-            keys = [str(n) for n in spec.get("primaryKeyColumnNames") or []]
+            names = spec.get("primaryKeyColumnNames")
+            if names is not None and not isinstance(names, list):
+                raise self.invalid(f"tableChanges[{index}].table.primaryKeyColumnNames", "an array",
+                                   names)
+            keys = [str(n) for n in names or []]
             override = self.key_override(database, table)
             rows.append(self.row(
                 message, index, op="DDL", database=database, schema_name=change_schema or None,
                 table_name=table, primary_key_columns=list(override) if override is not None else keys,
-                column_types=_ddl_column_types(spec.get("columns")), ddl=ddl,
+                column_types=_ddl_column_types(spec.get("columns"), f"tableChanges[{index}].table.columns"),
+                ddl=ddl,
                 **self._metadata(payload, source),
             ))
         return rows
@@ -842,18 +859,18 @@ def value_text(value: Any, spec: dict[str, Any] | None, hex_bytes: bool = False)
         return decimal_text(str(value))
     if name == "io.debezium.data.VariableScaleDecimal":
         if isinstance(value, dict):
-            return _decimal_from_bytes(str(value.get("value")), int(value.get("scale") or 0))
+            return _decimal_from_bytes(str(value.get("value")), _struct_scale(value))
         return text_of(value)
     if name in (_CONNECT + "Date", _DBZ_TIME + "Date"):
-        return date_text(value) if _is_time_text(value) else _date(int(integer_text(value)))
+        return date_text(value) if _is_time_text(value) else _date(_epoch_count(value, "days"))
     if name in _TIME_OF_DAY:
         if _is_time_text(value):
             return _time_text(value)
-        return _time_of_day(int(integer_text(value)), _TIME_OF_DAY[name])
+        return _time_of_day(_epoch_count(value, _TIME_OF_DAY[name]), _TIME_OF_DAY[name])
     if name in _WALL_CLOCK:
         if _is_time_text(value):
             return wall_clock_text(value)
-        return _wall_clock(int(integer_text(value)), _WALL_CLOCK[name])
+        return _wall_clock(_epoch_count(value, _WALL_CLOCK[name]), _WALL_CLOCK[name])
     if name == _DBZ_TIME + "ZonedTimestamp":
         return iso_utc_from_zoned_text(str(value))
     if name == _DBZ_TIME + "IsoTimestamp":
@@ -945,14 +962,35 @@ def _bits_text(value: Any) -> str | None:
     return base64_of_bytes(base64.b64decode(base64_normalised(value))[::-1])
 
 
+def _struct_scale(value: dict[str, Any]) -> int:
+    """The ``scale`` of a VariableScaleDecimal struct (``{"scale": 2, "value": "AQ=="}``)."""
+    scale = value.get("scale")
+    if scale is None:
+        return 0
+    if not (isinstance(scale, str) and _INTEGER_TEXT.fullmatch(scale)):
+        raise ConversionWarning(f"variable-scale decimal 'scale' is no integer: {_value_words(scale)}")
+    return int(scale)
+
+
 def _decimal_from_bytes(encoded: str, scale: int) -> str:
     """Connect Decimal: base64 of the big-endian two's-complement unscaled integer."""
     try:
         raw = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         raise ConversionWarning(f"not base64 decimal bytes: {encoded[:40]!r}") from None
+    if len(raw) > 1500:  # over 3600 digits: more than int() may print (and than databases hold)
+        raise ConversionWarning(f"decimal of {len(raw)} bytes: too long to be a column value")
     unscaled = int.from_bytes(raw, "big", signed=True)
-    return decimal_text(Decimal(f"{unscaled}E{-scale}"))  # exact: no context rounding
+    try:
+        return decimal_text(Decimal(f"{unscaled}E{-scale}"))  # exact: no context rounding
+    except InvalidOperation:  # an exponent beyond what Decimal holds
+        raise ConversionWarning(f"decimal scale out of range: {scale}") from None
+
+
+def _epoch_count(value: Any, unit: str) -> int:
+    """A Date/Time/Timestamp value's count of ``unit`` (days, ms, us, ns) since the epoch (or
+    midnight): 30 digits and more are beyond year 9999 in any unit."""
+    return bounded_integer(value, 30, f"{unit} since the epoch")
 
 
 def _fraction(value: int, unit: str) -> str:
@@ -1023,15 +1061,135 @@ def connect_logical_type(spec: dict[str, Any]) -> str | None:
     return _PRIMITIVE_TYPES.get(str(spec.get("type")))
 
 
-def value_specs(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Column -> Connect field schema, from the envelope's ``after`` (or ``before``) struct."""
+# What a Kafka Connect schema's keys must hold where the decoders read them (see schema_problem).
+_SCHEMA_TEXT_KEYS = ("field", "name", "type")
+_SCHEMA_NESTED_KEYS = ("items", "keySchema", "valueSchema")
+_SCHEMA_INTEGER_PARAMETERS = ("scale", "connect.decimal.precision")
+_INTEGER_TEXT = re.compile(r"\s*-?\d{1,19}\s*")  # int64 at most
+
+
+# What reading a Connect schema key of the wrong JSON kind raises (``True`` iterated, a list as
+# a dict key, ``int('x')`` of a scale, ...). Schemas are not walked up front (that would cost
+# every message a walk of its schema): a decoder that fails so asks :func:`schema_failure` why.
+SCHEMA_READ_ERRORS = (ValueError, TypeError, AttributeError, LookupError, ArithmeticError)
+
+
+def schema_failure(decoder: JsonDecoder, doc: dict[str, Any], message: RawMessage,
+                   exc: Exception) -> Exception:
+    """What to raise when decoding ``doc`` failed with ``exc``: a :class:`FieldError` (a helper's
+    named fault) as ``INVALID_FIELD``; else an ``INVALID_FIELD`` error naming the fault of the
+    message's Connect schema (the envelope's, a CloudEvent's ``data.schema`` or the Kafka key's)
+    when one has a fault; else ``exc`` itself (no schema explains it)."""
+    if isinstance(exc, FieldError):
+        return decoder.fail(errors.INVALID_FIELD, str(exc))
+    data = doc.get("data") if _is_cloudevent(doc) else None
+    candidates = [(data.get("schema"), "data.schema")] if isinstance(data, dict) else []
+    if "payload" in doc:
+        candidates.append((doc.get("schema"), "schema"))
+    for schema, path in candidates:
+        if isinstance(schema, dict) and (problem := schema_problem(schema, path)):
+            return decoder.fail(errors.INVALID_FIELD, problem)
+    key = _json_key(message)
+    if isinstance(key, dict) and isinstance(key.get("schema"), dict):
+        if problem := schema_problem(key["schema"], "schema"):
+            return decoder.fail(errors.INVALID_FIELD, f"message key: {problem}")
+    return exc
+
+
+def _json_key(message: RawMessage) -> Any:
+    """The Kafka key as JSON, or None."""
+    try:
+        return loads_exact(message.key.decode("utf-8")) if message.key else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+class SchemaError(FieldError):
+    """A Kafka Connect schema that cannot be read; the text names the field path and the fault."""
+
+
+def schema_error(schema: Any, path: str = "schema") -> SchemaError:
+    """The :class:`SchemaError` of a schema a reader could not use (see :func:`schema_problem`)."""
+    if not isinstance(schema, dict):
+        return SchemaError(f"'{path}' must be an object, got {kind_of(schema)}")
+    return SchemaError(schema_problem(schema, path) or f"'{path}' is not a Kafka Connect schema "
+                                                       "(a struct of 'fields' with 'before'/'after')")
+
+
+def check_schema(schema: dict[str, Any], path: str = "schema") -> None:
+    """:class:`SchemaError` when :func:`schema_problem` finds a fault."""
+    problem = schema_problem(schema, path)
+    if problem:
+        raise SchemaError(problem)
+
+
+def schema_problem(schema: dict[str, Any], path: str = "schema") -> str | None:
+    """Why a Kafka Connect schema (the envelope's ``schema``, a field's, a key's) cannot be read,
+    naming the field path (``'schema.fields[1].fields[0].name' must be a string, got a number``),
+    or None. Checks only the keys the decoders read: ``field``/``name``/``type`` text,
+    ``parameters`` an object (``scale`` and the precision integers), ``fields`` an array of
+    schemas, ``items``/``keySchema``/``valueSchema`` schemas."""
+    for key in _SCHEMA_TEXT_KEYS:
+        value = schema.get(key)
+        if value is not None and type(value) is not str:
+            return f"'{path}.{key}' must be a string, got {kind_of(value)}"
+    params = schema.get("parameters")
+    if params is not None:
+        if type(params) is not dict:
+            return f"'{path}.parameters' must be an object, got {kind_of(params)}"
+        for key in _SCHEMA_INTEGER_PARAMETERS:
+            value = params.get(key, "0")
+            if not (isinstance(value, str) and _INTEGER_TEXT.fullmatch(value)):
+                return f"'{path}.parameters.{key}' must be an integer, got {_value_words(value)}"
+    fields = schema.get("fields")
+    if fields is not None:
+        if type(fields) is not list:
+            return f"'{path}.fields' must be an array, got {kind_of(fields)}"
+        for index, field in enumerate(fields):
+            if type(field) is not dict:
+                return f"'{path}.fields[{index}]' must be an object, got {kind_of(field)}"
+            problem = schema_problem(field, f"{path}.fields[{index}]")
+            if problem:
+                return problem
+    for key in _SCHEMA_NESTED_KEYS:
+        nested = schema.get(key)
+        if nested is not None:
+            if type(nested) is not dict:
+                return f"'{path}.{key}' must be an object, got {kind_of(nested)}"
+            problem = schema_problem(nested, f"{path}.{key}")
+            if problem:
+                return problem
+    return None
+
+
+def _value_words(value: Any) -> str:
+    """``a string 'x'``, ``a number 1.5``, ``an array``: a bad value for a message."""
+    if isinstance(value, str):
+        text = value if isinstance(value, JsonNumber) else repr(value)
+        return f"{kind_of(value)} {text[:40]}"
+    return kind_of(value)
+
+
+def value_specs(schema: dict[str, Any] | None, path: str = "schema") -> dict[str, dict[str, Any]]:
+    """Column -> Connect field schema, from the envelope's ``after`` (or ``before``) struct;
+    :class:`SchemaError` (naming ``path`` and the field) when the schema is no Connect schema."""
     if not schema:
         return {}
-    structs = {f.get("field"): f for f in schema.get("fields") or [] if isinstance(f, dict)}
+    fields = schema.get("fields")
+    if fields is not None and type(fields) is not list:
+        raise schema_error(schema, path)
+    structs = {f.get("field"): f for f in fields or () if isinstance(f, dict)}
+    if fields and len(structs) != len(fields):  # a field that is no object (or a name twice)
+        check_schema(schema, path)
     for side in ("after", "before"):
         struct = structs.get(side)
-        if isinstance(struct, dict) and isinstance(struct.get("fields"), list):
-            specs = {f["field"]: f for f in struct["fields"] if isinstance(f, dict) and "field" in f}
+        columns = struct.get("fields") if struct is not None else None
+        if columns is not None and type(columns) is not list:
+            raise schema_error(schema, path)
+        if columns is not None:
+            specs = {f["field"]: f for f in columns if isinstance(f, dict) and "field" in f}
+            if len(specs) != len(columns):
+                check_schema(schema, path)
             if "op" not in structs:
                 # Debezium's envelope schema always describes ``op``; Flink CDC's Kafka sink
                 # (debezium-json.include-schema.enabled) describes only before/after, names every
@@ -1047,11 +1205,17 @@ def value_specs(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {name: f for name, f in structs.items() if isinstance(name, str)}
 
 
-def _ddl_column_types(columns: Any) -> dict[str, str]:
+def _ddl_column_types(columns: Any, path: str) -> dict[str, str]:
+    """Column -> logical type of a ``tableChanges`` table's ``columns`` (at ``path``)."""
     types: dict[str, str] = {}
-    for column in columns if isinstance(columns, list) else []:
+    for index, column in enumerate(columns if isinstance(columns, list) else []):
         if not isinstance(column, dict) or not column.get("name"):
             continue
+        for name in ("length", "scale"):
+            value = column.get(name)
+            if value is not None and not (isinstance(value, str) and _INTEGER_TEXT.fullmatch(value)):
+                raise FieldError(f"'{path}[{index}].{name}' must be an integer, got "
+                                 f"{_value_words(value)}")
         type_name = column.get("typeExpression") or column.get("typeName")
         logical = logical_type_from_sql_name(str(type_name)) if type_name else None
         if logical in (None, "STRING"):
@@ -1380,7 +1544,7 @@ def _ticdc_sequence(source: dict[str, Any]) -> str | None:
     if str(source.get("connector")) != "TiCDC" or value is None or isinstance(value, bool):
         return None
     text = str(value).strip()
-    return f"{int(text):020d}" if text.isascii() and text.isdigit() else None
+    return integer_digits(text).zfill(20) if text.isascii() and text.isdigit() else None
 
 
 def _transaction_id(payload: dict[str, Any], source: dict[str, Any]) -> str | None:

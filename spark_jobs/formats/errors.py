@@ -35,3 +35,8 @@ class DecodeError(Exception):
     @property
     def message(self) -> str:
         return str(self)
+
+
+class FieldError(ValueError):
+    """A field of the wrong JSON kind or an unreadable value, found by a helper that has no
+    decoder at hand; its text names the field path. The decoder raises it as ``INVALID_FIELD``."""

@@ -198,7 +198,7 @@ class MaxwellJsonDecoder(JsonDecoder):
             return None
         try:
             text = str(value).strip()
-            if ddl and text.isascii() and text.isdigit() and int(text) >= _TSO_FLOOR:
+            if ddl and text.isascii() and text.isdigit() and len(text) <= 20 and int(text) >= _TSO_FLOOR:
                 # TiCDC (ddlEventToMaxwellMsg: ``Ts: e.CommitTs``): the commit TSO.
                 return micros_from_epoch(int(text) >> _TSO_LOGICAL_BITS, "ms")
             return micros_from_epoch_guess(value)

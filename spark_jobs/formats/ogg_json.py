@@ -66,7 +66,14 @@ from spark_jobs.formats._plain_json import (
 )
 from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
-from spark_jobs.formats.debezium_json import connect_logical_type, unwrap, value_specs, value_text
+from spark_jobs.formats.debezium_json import (
+    SCHEMA_READ_ERRORS,
+    connect_logical_type,
+    schema_failure,
+    unwrap,
+    value_specs,
+    value_text,
+)
 from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.values import ConcatenatedJsonError, split_concatenated_objects
 
@@ -121,6 +128,12 @@ class OggJsonDecoder(JsonDecoder):
         return operations
 
     def decode_document(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
+        try:
+            return self._decode_operation(doc, message)
+        except SCHEMA_READ_ERRORS as exc:  # the Kafka Connect handler's schema, if any, says why
+            raise schema_failure(self, doc, message, exc) from None
+
+    def _decode_operation(self, doc: dict[str, Any], message: RawMessage) -> Decoded:
         doc, connect_schema = unwrap(doc)
         if not isinstance(doc, dict):
             raise self.fail(errors.INVALID_FIELD, "'payload' must be an object")

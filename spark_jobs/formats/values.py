@@ -163,27 +163,79 @@ def text_of(value: Any) -> str | None:
     return str(value)
 
 
+# Plain decimal text of 1E+999999999 would be a gigabyte: beyond this exponent a value is no
+# decimal this product writes out (it keeps its text, with a warning).
+MAX_PLAIN_EXPONENT = 10_000
+# int() and str() refuse integers of more than 4300 digits (sys.int_info.default_max_str_digits):
+# longer integer text is normalised as text.
+_INT_DIGITS = 4000
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a bad value for a message, at most about 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
 def decimal_text(value: Decimal | str) -> str:
-    """Plain (no exponent) decimal text with every digit: ``1.2510357E7`` -> ``12510357``."""
-    dec = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+    """Plain (no exponent) decimal text with every digit: ``1.2510357E7`` -> ``12510357``;
+    :class:`ConversionWarning` for anything else (``'x'``, ``NaN``, ``1E+99999``)."""
+    if isinstance(value, Decimal):
+        dec = value
+    else:
+        try:
+            dec = Decimal(str(value).strip())
+        except (InvalidOperation, ValueError):
+            raise ConversionWarning(f"not a decimal: {_short(value)}") from None
     if not dec.is_finite():
-        raise ConversionWarning(f"not a finite decimal: {value!r}")
-    text = format(dec, "f")
-    return text
+        raise ConversionWarning(f"not a finite decimal: {_short(value)}")
+    if abs(dec.adjusted()) > MAX_PLAIN_EXPONENT:
+        raise ConversionWarning(f"decimal exponent beyond {MAX_PLAIN_EXPONENT}: {_short(value)}")
+    return format(dec, "f")
 
 
 def integer_text(value: Any) -> str:
     """Exact integer text from a JSON number or string (``"007"`` -> ``7``; beyond int64 kept)."""
     text = str(value).strip()
     if re.fullmatch(r"[+-]?\d+", text):
-        return str(int(text))
+        if len(text) <= _INT_DIGITS:
+            return str(int(text))
+        if text.isascii():
+            return _long_integer_text(text)
     try:
         dec = Decimal(text)
-    except InvalidOperation as exc:
-        raise ConversionWarning(f"not an integer: {value!r}") from exc
-    if dec != dec.to_integral_value():
-        raise ConversionWarning(f"not an integer: {value!r}")
-    return str(int(dec))
+    except InvalidOperation:
+        raise ConversionWarning(f"not an integer: {_short(value)}") from None
+    if not dec.is_finite() or dec.adjusted() > MAX_PLAIN_EXPONENT or dec != dec.to_integral_value():
+        raise ConversionWarning(f"not an integer: {_short(value)}")
+    if dec.adjusted() < _INT_DIGITS:
+        return str(int(dec))
+    return _long_integer_text(format(dec, "f").partition(".")[0])
+
+
+def integer_digits(text: str) -> str:
+    """``str(int(text))`` of integer text of any length (``int()`` refuses over 4300 digits)."""
+    if len(text) <= _INT_DIGITS or not text.isascii():
+        return str(int(text))
+    return _long_integer_text(text)
+
+
+def bounded_integer(value: Any, max_digits: int, what: str) -> int:
+    """``int`` of an integer (read as :func:`integer_text` reads it) of at most ``max_digits``
+    digits: a count of days, milliseconds, ... beyond that is out of any range (and a number of
+    thousands of digits would cost ``int()`` more than the message is worth)."""
+    text = integer_text(value)
+    if len(text) - text.startswith("-") > max_digits:
+        raise ConversionWarning(f"{what} out of range: {_short(value)}")
+    return int(text)
+
+
+def _long_integer_text(text: str) -> str:
+    """Canonical text of ASCII integer text too long for ``int()``: sign kept, zeros stripped."""
+    digits = text.lstrip("+-").lstrip("0")
+    if not digits:
+        return "0"
+    return "-" + digits if text.startswith("-") else digits
 
 
 def boolean_text(value: Any) -> str:
@@ -289,9 +341,9 @@ def iso_utc_from_epoch_text(text: str, unit: str) -> str:
     try:
         dec = Decimal(str(text).strip())
     except InvalidOperation as exc:
-        raise ConversionWarning(f"not an epoch number: {text!r}") from exc
-    if not dec.is_finite():
-        raise ConversionWarning(f"not an epoch number: {text!r}")
+        raise ConversionWarning(f"not an epoch number: {_short(text)}") from exc
+    if not dec.is_finite() or dec.adjusted() > 30:  # far beyond any time (and cheap to refuse)
+        raise ConversionWarning(f"not an epoch number: {_short(text)}")
     scale = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
     seconds_dec = dec / scale
     return iso_utc_from_seconds_decimal(seconds_dec)
@@ -326,9 +378,9 @@ def micros_from_epoch(value: Any, unit: str) -> int:
     try:
         dec = Decimal(text)
     except InvalidOperation as exc:
-        raise ConversionWarning(f"not an epoch number: {value!r}") from exc
-    if not dec.is_finite():
-        raise ConversionWarning(f"not an epoch number: {value!r}")
+        raise ConversionWarning(f"not an epoch number: {_short(value)}") from exc
+    if not dec.is_finite() or dec.adjusted() > 30:  # far beyond any time (and cheap to refuse)
+        raise ConversionWarning(f"not an epoch number: {_short(value)}")
     factor = {"s": Decimal(1_000_000), "ms": Decimal(1000), "us": Decimal(1),
               "ns": Decimal("0.001")}[unit]
     return int((dec * factor).to_integral_value(rounding="ROUND_FLOOR"))
