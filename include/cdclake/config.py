@@ -114,6 +114,18 @@ class PipelineConfig:
         return TopicConfig(name=name)
 
 
+def _running_broker_port(home: Path) -> int | None:
+    """The port of the broker this state folder runs (``cdclake kafka start --port P``), if any:
+    the clients follow it rather than the file's ``kafka.port``, which only says where to start
+    one (``CDCLAKE_KAFKA_PORT`` still wins)."""
+    if not (home / "kafka" / "broker.pid").exists():
+        return None
+    from cdclake.kafka_broker import status
+
+    running = status(home)
+    return running[1] if running and running[1] else None
+
+
 def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> PipelineConfig:
     """Read the YAML file and apply environment overrides."""
     env = dict(os.environ) if env is None else env
@@ -129,7 +141,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     catalog = raw.get("catalog") or {}
     spark = raw.get("spark") or {}
     gates = raw.get("gates") or {}
-    port = int(env.get("CDCLAKE_KAFKA_PORT") or kafka.get("port") or 9092)
+    port = int(env.get("CDCLAKE_KAFKA_PORT") or _running_broker_port(home) or kafka.get("port") or 9092)
     bootstrap = env.get("CDCLAKE_KAFKA_BOOTSTRAP") or kafka.get("bootstrap_servers") or f"localhost:{port}"
     topics = tuple(_topic(t) for t in raw.get("topics") or [])
     return PipelineConfig(

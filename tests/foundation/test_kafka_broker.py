@@ -54,6 +54,8 @@ def test_cli_status_start_again_and_stop(tmp_path, monkeypatch) -> None:
     import os
 
     env = {**os.environ, **env_home}
+    message_file = tmp_path / "message.jsonl"
+    message_file.write_text('{"a": 1}\n')
     cli = [sys.executable, "-m", "cdclake.cli", "kafka"]
 
     def run(*args: str) -> subprocess.CompletedProcess:
@@ -68,6 +70,13 @@ def test_cli_status_start_again_and_stop(tmp_path, monkeypatch) -> None:
         assert again.returncode == 0 and "already running" in again.stdout
         status = run("status")
         assert status.returncode == 0 and f"localhost:{port}" in status.stdout
+        # The other commands follow the running broker, not the file's kafka.port (9092).
+        unset = {k: v for k, v in env.items() if k != "CDCLAKE_KAFKA_PORT"}
+        sent = subprocess.run([sys.executable, "-m", "cdclake.cli", "produce", "--topic", "follow.port",
+                               str(message_file)], capture_output=True, text=True, env=unset, timeout=120)
+        assert sent.returncode == 0, sent.stderr
+        topics = AdminClient({"bootstrap.servers": f"localhost:{port}"}).list_topics(timeout=30).topics
+        assert "follow.port" in topics
     finally:
         stopped = run("stop")
     assert stopped.returncode == 0 and "stopped" in stopped.stdout
