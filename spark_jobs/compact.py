@@ -391,7 +391,7 @@ def ddl_added_columns(ddl: str | None) -> list[tuple[str, str]]:
     for add in _ADD.finditer(ddl):
         rest = ddl[add.end():]
         if rest.startswith("("):  # a parenthesised list of definitions (MySQL, Oracle)
-            parts = _top_level_parts(rest[1:_closing(rest)])
+            parts = _top_level_parts(rest[1:])  # up to its closing parenthesis
         else:
             # One definition, or (T-SQL, which has no COLUMN keyword) a list of them; a part that
             # is another clause of the ALTER (``ADD …``, ``DROP …``) is not a definition.
@@ -433,23 +433,6 @@ def _top_level_parts(text: str) -> list[str]:
             parts.append(text[start:index])
             start = index + 1
     return [*parts, text[start:]]
-
-
-def _closing(text: str) -> int:
-    """The index of the ``)`` that closes the ``(`` at the start of ``text`` (its end if none)."""
-    depth, quote = 0, ""
-    for index, char in enumerate(text):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"`":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-    return len(text)
 
 
 SourceTable = tuple[str | None, str | None, str | None]  # (database, source schema, table)
