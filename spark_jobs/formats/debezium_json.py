@@ -967,7 +967,7 @@ def _struct_scale(value: dict[str, Any]) -> int:
     scale = value.get("scale")
     if scale is None:
         return 0
-    if not (isinstance(scale, str) and _INTEGER_TEXT.fullmatch(scale)):
+    if not _is_integer_text(scale):
         raise ConversionWarning(f"variable-scale decimal 'scale' is no integer: {_value_words(scale)}")
     return int(scale)
 
@@ -1068,6 +1068,11 @@ _SCHEMA_INTEGER_PARAMETERS = ("scale", "connect.decimal.precision")
 _INTEGER_TEXT = re.compile(r"\s*-?\d{1,19}\s*")  # int64 at most
 
 
+def _is_integer_text(value: Any) -> bool:
+    """An int64 as the exact-number JSON reader gives it (``JsonNumber`` text), or as a string."""
+    return isinstance(value, str) and _INTEGER_TEXT.fullmatch(value) is not None
+
+
 # What reading a Connect schema key of the wrong JSON kind raises (``True`` iterated, a list as
 # a dict key, ``int('x')`` of a scale, ...). Schemas are not walked up front (that would cost
 # every message a walk of its schema): a decoder that fails so asks :func:`schema_failure` why.
@@ -1139,7 +1144,7 @@ def schema_problem(schema: dict[str, Any], path: str = "schema") -> str | None:
             return f"'{path}.parameters' must be an object, got {kind_of(params)}"
         for key in _SCHEMA_INTEGER_PARAMETERS:
             value = params.get(key, "0")
-            if not (isinstance(value, str) and _INTEGER_TEXT.fullmatch(value)):
+            if not _is_integer_text(value):
                 return f"'{path}.parameters.{key}' must be an integer, got {_value_words(value)}"
     fields = schema.get("fields")
     if fields is not None:
@@ -1213,7 +1218,7 @@ def _ddl_column_types(columns: Any, path: str) -> dict[str, str]:
             continue
         for name in ("length", "scale"):
             value = column.get(name)
-            if value is not None and not (isinstance(value, str) and _INTEGER_TEXT.fullmatch(value)):
+            if value is not None and not _is_integer_text(value):
                 raise FieldError(f"'{path}[{index}].{name}' must be an integer, got "
                                  f"{_value_words(value)}")
         type_name = column.get("typeExpression") or column.get("typeName")

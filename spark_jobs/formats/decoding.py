@@ -65,35 +65,41 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
         detail = f"{decoder.format_id}: message produced no change rows and is not a control message"
         return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
     for row in decoded.rows:
-        not_text = [name for name in TEXT_FIELDS if not isinstance(row.get(name), _TEXT_OR_NULL)]
-        if not_text:
-            name = not_text[0]
-            detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' must be text, "
-                      f"got {_type_word(type(row[name]))}")
-            return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
-        _fill_event_time(row)
-        for name in TIME_FIELDS:
-            value = row.get(name)
-            if value is not None and not MIN_MICROS <= value <= MAX_MICROS:
-                detail = (f"{row.get('source_format') or decoder.format_id}: '{name}' is out of range "
-                          f"(years 0001-9999): {value} microseconds since the epoch")
-                return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
-        if not row.get("table_name") and row.get("op") in _TABLE_OPS:
-            if not decoder.options.source_table:
-                detail = (f"{row.get('source_format') or decoder.format_id}: the "
-                          f"{str(row['op']).lower()} names no table and the topic sets no "
-                          "'source_table' (database.table) to apply it to")
-                return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_FIELD, detail))
-            try:
-                _place_in_configured_table(decoder, row, decoder.options.source_table)
-            except ValueError as exc:
-                detail = f"{row.get('source_format') or decoder.format_id}: {exc}"
-                return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
-        unplaced = _unplaced_key(row)
-        if unplaced is not None:
-            detail = f"{row.get('source_format') or decoder.format_id}: {unplaced}"
-            return Outcome(rejected=Rejected(message, decoder.format_id, errors.MISSING_KEY, detail))
+        problem = _row_problem(decoder, row)
+        if problem is not None:
+            # Under ``auto`` the row names the format detected: that is the format tried.
+            detected = row.get("source_format")
+            format_id = detected if isinstance(detected, str) and detected else decoder.format_id
+            reason, text = problem
+            return Outcome(rejected=Rejected(message, format_id, reason, f"{format_id}: {text}"))
     return Outcome(rows=decoded.rows)
+
+
+def _row_problem(decoder: Decoder, row: dict[str, Any]) -> tuple[str, str] | None:
+    """Why a decoded row cannot be stored or placed, as (reason code, text); None if it can.
+    Fills the row's event time and, for a change naming no table, the topic's source table."""
+    not_text = [name for name in TEXT_FIELDS if not isinstance(row.get(name), _TEXT_OR_NULL)]
+    if not_text:
+        name = not_text[0]
+        return errors.INVALID_FIELD, f"'{name}' must be text, got {_type_word(type(row[name]))}"
+    _fill_event_time(row)
+    for name in TIME_FIELDS:
+        value = row.get(name)
+        if value is not None and not MIN_MICROS <= value <= MAX_MICROS:
+            return errors.INVALID_FIELD, (f"'{name}' is out of range (years 0001-9999): {value} "
+                                          "microseconds since the epoch")
+    if not row.get("table_name") and row.get("op") in _TABLE_OPS:
+        if not decoder.options.source_table:
+            return errors.MISSING_FIELD, (f"the {str(row['op']).lower()} names no table and the topic "
+                                          "sets no 'source_table' (database.table) to apply it to")
+        try:
+            _place_in_configured_table(decoder, row, decoder.options.source_table)
+        except ValueError as exc:
+            return errors.INVALID_FIELD, str(exc)
+    unplaced = _unplaced_key(row)
+    if unplaced is not None:
+        return errors.MISSING_KEY, unplaced
+    return None
 
 
 def _place_in_configured_table(decoder: Decoder, row: dict[str, Any], source_table: str) -> None:
