@@ -61,6 +61,7 @@ def topic_formats(config: object) -> dict[str, TopicFormat]:
             binary_encoding=topic.binary_encoding,
             update_images_swapped=topic.update_images_swapped,
             produced_timezone=topic.produced_timezone,
+            unavailable_value_placeholder=topic.unavailable_value_placeholder,
         ))
     return formats
 

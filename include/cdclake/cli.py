@@ -28,7 +28,8 @@ def _decode(args: argparse.Namespace) -> int:
                       sys.stdout, sys.stderr, whole_file=args.whole_file, flattened=args.flattened,
                       source_table=args.source_table, binary_encoding=args.binary_encoding,
                       update_images_swapped=args.update_images_swapped,
-                      produced_timezone=args.produced_timezone)
+                      produced_timezone=args.produced_timezone,
+                      unavailable_value_placeholder=args.unavailable_value_placeholder)
 
 
 def _kafka(args: argparse.Namespace) -> int:
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--update-images-swapped", action="store_true",
                    help="Canal family: UPDATE 'data' is the before image and 'old' the after "
                         "image (Alibaba Cloud DTS Canal Json, instances created before 2022-03-20)")
+    p.add_argument("--unavailable-value-placeholder", metavar="TEXT",
+                   help="debezium_json: the connector's unavailable.value.placeholder, when not "
+                        "Debezium's default (hex:... for bytes)")
     p.add_argument("--whole-file", action="store_true",
                    help="each FILE is one message (pretty-printed JSON) instead of JSON lines")
     p.add_argument("files", nargs="+", metavar="FILE")

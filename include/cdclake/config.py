@@ -49,6 +49,9 @@ class TopicConfig:
     # ogg_json only: the zone of ``current_ts`` (the replicat host) when it is not
     # ``source_timezone`` (GoldenGate's ``goldengate.userexit.timestamp=utc`` puts ``op_ts`` in UTC).
     produced_timezone: str | None = None
+    # debezium_json only: the connector's ``unavailable.value.placeholder`` when it is not
+    # Debezium's default (``hex:`` and hex digits for bytes, as Debezium reads it).
+    unavailable_value_placeholder: str | None = None
 
 
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
@@ -241,6 +244,8 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
                                        f"topic {raw['name']!r}: 'update_images_swapped'"),
         produced_timezone=(None if raw.get("produced_timezone") is None
                            else str(raw["produced_timezone"])),
+        unavailable_value_placeholder=(None if raw.get("unavailable_value_placeholder") is None
+                                       else str(raw["unavailable_value_placeholder"])),
     )
     _check_flattened(topic)
     _check_canal_family_options(topic)
@@ -249,7 +254,26 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
                           f"GoldenGate's current_ts), not by {topic.format!r}")
     for name in ("source_timezone", "produced_timezone"):
         _check_zone(getattr(topic, name), f"topic {topic.name!r}: '{name}'")
+    _check_placeholder(topic)
     return topic
+
+
+def _check_placeholder(topic: TopicConfig) -> None:
+    setting = topic.unavailable_value_placeholder
+    if setting is None:
+        return
+    where = f"topic {topic.name!r}: 'unavailable_value_placeholder'"
+    if topic.format not in ("debezium_json", "auto"):
+        raise ConfigError(f"{where} is read by debezium_json (Debezium's "
+                          f"unavailable.value.placeholder), not by {topic.format!r}")
+    if setting in ("", "hex:"):
+        raise ConfigError(f"{where} must not be empty")
+    if setting.startswith("hex:"):
+        try:
+            bytes.fromhex(setting[4:])
+        except ValueError:
+            raise ConfigError(f"{where}: 'hex:' must be followed by hexadecimal bytes, got "
+                              f"{setting!r}") from None
 
 
 def _check_canal_family_options(topic: TopicConfig) -> None:

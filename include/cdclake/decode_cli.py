@@ -60,12 +60,14 @@ def run_decode(files: list[str], format_id: str, key_file: str | None, schema_fi
                timezone: str, out: TextIO, err: TextIO, whole_file: bool = False,
                flattened: bool = False, source_table: str | None = None,
                binary_encoding: str | None = None, update_images_swapped: bool = False,
-               produced_timezone: str | None = None) -> int:
+               produced_timezone: str | None = None,
+               unavailable_value_placeholder: str | None = None) -> int:
     try:
         decoder = get_decoder(format_id, FormatOptions(
             source_timezone=timezone, schema_file=schema_file, flattened=flattened,
             source_table=source_table, binary_encoding=binary_encoding,
-            update_images_swapped=update_images_swapped, produced_timezone=produced_timezone))
+            update_images_swapped=update_images_swapped, produced_timezone=produced_timezone,
+            unavailable_value_placeholder=unavailable_value_placeholder))
     except ValueError as exc:
         print(f"cdclake decode: {exc}", file=err)
         return 2

@@ -48,6 +48,10 @@ class FormatOptions:
     # ogg_json: the zone of ``current_ts`` (the replicat host's clock) when it is not
     # ``source_timezone`` (``goldengate.userexit.timestamp=utc`` makes ``op_ts`` UTC only).
     produced_timezone: str | None = None
+    # debezium_json: the connector's ``unavailable.value.placeholder`` when it is not Debezium's
+    # default ``__debezium_unavailable_value`` (``hex:`` and hex digits for bytes, as Debezium
+    # reads it). Columns holding it were not captured: they are left out of the image.
+    unavailable_value_placeholder: str | None = None
 
 
 def source_table_parts(text: str) -> tuple[str, str | None, str]:

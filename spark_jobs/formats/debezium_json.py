@@ -79,10 +79,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
+from uuid import UUID
 
 from spark_jobs.formats import errors
 from spark_jobs.formats._mongo_shell import (
@@ -92,7 +96,14 @@ from spark_jobs.formats._mongo_shell import (
     parse_document,
     parse_document_field,
 )
-from spark_jobs.formats.base import JsonDecoder, key_of, kind_of, row_key_text, source_table_parts
+from spark_jobs.formats.base import (
+    FormatOptions,
+    JsonDecoder,
+    key_of,
+    kind_of,
+    row_key_text,
+    source_table_parts,
+)
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.errors import FieldError
 from spark_jobs.formats.values import (
@@ -123,22 +134,69 @@ OPS = {"c": "INSERT", "i": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHO
 MESSAGE_OP = "m"
 # OceanBase OMS's heartbeat op (see _is_oms).
 OMS_HEARTBEAT_OP = "heartbeat"
-# Postgres TOAST / Oracle LOB columns whose value Debezium did not capture.
+# Postgres TOAST / Oracle LOB columns whose value Debezium did not capture: the connector's
+# ``unavailable.value.placeholder`` (a topic's ``unavailable_value_placeholder`` when set).
 UNAVAILABLE = "__debezium_unavailable_value"
 UNAVAILABLE_B64 = base64.b64encode(UNAVAILABLE.encode()).decode()
-_UNAVAILABLE_HEX = UNAVAILABLE.encode().hex()  # bytea under binary.handling.mode=hex
-# The PostgreSQL connector renders the placeholder in the column's type
-# (UnchangedToastedPlaceholder): text and binary arrays as a one-element list, uuid[] as the
-# name-based UUID of the placeholder's bytes (UUID.nameUUIDFromBytes), integer[]/bigint[] as the
-# list of those bytes, an hstore as the map {placeholder: placeholder} (its JSON text in
-# hstore.handling.mode=json).
-_UNAVAILABLE_UUID = "b68a35a7-17ad-35b3-af2a-ae46edb4545a"
-_UNAVAILABLE_TEXTS = frozenset({
-    UNAVAILABLE, UNAVAILABLE_B64, _UNAVAILABLE_HEX, _UNAVAILABLE_HEX.upper(),
-    f'{{"{UNAVAILABLE}":"{UNAVAILABLE}"}}'})
-_UNAVAILABLE_ELEMENTS = frozenset({
-    UNAVAILABLE, UNAVAILABLE_B64, _UNAVAILABLE_HEX, _UNAVAILABLE_HEX.upper(), _UNAVAILABLE_UUID})
-_UNAVAILABLE_BYTES = [str(b) for b in UNAVAILABLE.encode()]
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """Every rendering of one unavailable-value placeholder. The PostgreSQL connector renders it
+    in the column's type (UnchangedToastedPlaceholder): text as itself, bytea as its bytes
+    (base64, or hex under binary.handling.mode=hex), text and binary arrays as a one-element
+    list, uuid[] as the name-based UUID of its bytes (UUID.nameUUIDFromBytes), integer[] and
+    bigint[] as the list of its bytes, an hstore as the map {placeholder: placeholder} (its JSON
+    text in hstore.handling.mode=json)."""
+
+    texts: frozenset[str]     # a whole column value
+    elements: frozenset[str]  # the one element of an array value
+    byte_list: tuple[str, ...]
+    mapping: dict[str, str]
+
+    @staticmethod
+    @lru_cache(maxsize=16)
+    def of(setting: str | None) -> Placeholder:
+        """Debezium's setting: text, or ``hex:`` and the placeholder's bytes in hex."""
+        if setting is None:
+            setting = UNAVAILABLE
+        if setting.startswith("hex:"):
+            try:
+                raw = bytes.fromhex(setting[4:])
+            except ValueError:
+                raise ValueError(f"unavailable_value_placeholder {setting!r}: 'hex:' must be "
+                                 "followed by hexadecimal bytes") from None
+        else:
+            raw = setting.encode()
+        if not raw:
+            raise ValueError("unavailable_value_placeholder must not be empty")
+        text = raw.decode("utf-8", errors="replace")
+        forms = {text, base64.b64encode(raw).decode(), raw.hex(), raw.hex().upper()}
+        uuid = str(UUID(bytes=hashlib.md5(raw).digest(), version=3))
+        mapping = {text: text}
+        return Placeholder(
+            texts=frozenset(forms | {dumps_compact(mapping)}), elements=frozenset(forms | {uuid}),
+            byte_list=tuple(str(b) for b in raw), mapping=mapping)
+
+    def matches(self, value: Any) -> bool:
+        """Whether a column value is this placeholder, in any of the renderings above."""
+        if isinstance(value, JsonNumber):
+            return False
+        if isinstance(value, str):
+            return value in self.texts
+        if isinstance(value, list):
+            if len(value) == 1:
+                element = value[0]
+                return (isinstance(element, str) and not isinstance(element, JsonNumber)
+                        and element in self.elements)
+            return (len(value) == len(self.byte_list)
+                    and all(isinstance(v, JsonNumber) for v in value)
+                    and tuple(str(v) for v in value) == self.byte_list)
+        if isinstance(value, dict):
+            return value == self.mapping
+        return False
+
+
 _PLACEHOLDER_KINDS = frozenset({str, list, dict})  # a placeholder's JSON kinds (numbers never are)
 
 _CONNECT = "org.apache.kafka.connect.data."
@@ -220,6 +278,10 @@ class DebeziumJsonDecoder(JsonDecoder):
     format_id = "debezium_json"
     description = "Debezium envelope JSON (with or without schema), incl. CloudCanal's variant"
     detect_priority = 60
+
+    def __init__(self, options: FormatOptions | None = None) -> None:
+        super().__init__(options)
+        Placeholder.of(self.options.unavailable_value_placeholder)  # a bad setting fails here
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
@@ -561,6 +623,7 @@ class DebeziumJsonDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD, f"'{side}' must be an object or null")
         image: dict[str, str | None] = {}
         partial = False
+        placeholder = Placeholder.of(self.options.unavailable_value_placeholder)
         for column, value in raw.items():
             if cells:
                 if column in _CASSANDRA_RANGE_FIELDS:
@@ -569,7 +632,7 @@ class DebeziumJsonDecoder(JsonDecoder):
                 if not carried:
                     partial = True
                     continue
-            if type(value) in _PLACEHOLDER_KINDS and _is_unavailable(value):
+            if type(value) in _PLACEHOLDER_KINDS and placeholder.matches(value):
                 warnings.append(f"column {column!r} in '{side}': value not captured (Debezium "
                                 f"unavailable-value placeholder), left out of the image")
                 partial = True
@@ -1269,26 +1332,6 @@ def _is_oracle_number(column: dict[str, Any]) -> bool:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def _is_unavailable(value: Any) -> bool:
-    """Whether a column value is Debezium's unavailable-value placeholder (an unchanged TOAST or
-    LOB value that was not captured), in any of the type-specific renderings above."""
-    if isinstance(value, JsonNumber):
-        return False
-    if isinstance(value, str):
-        return value in _UNAVAILABLE_TEXTS
-    if isinstance(value, list):
-        if len(value) == 1:
-            element = value[0]
-            return (isinstance(element, str) and not isinstance(element, JsonNumber)
-                    and element in _UNAVAILABLE_ELEMENTS)
-        return (len(value) == len(_UNAVAILABLE_BYTES)
-                and all(isinstance(v, JsonNumber) for v in value)
-                and [str(v) for v in value] == _UNAVAILABLE_BYTES)
-    if isinstance(value, dict):
-        return value == {UNAVAILABLE: UNAVAILABLE}
-    return False
 
 
 def _database(source: dict[str, Any]) -> str | None:

@@ -986,3 +986,45 @@ def test_toast_placeholders_in_every_type_rendering_are_left_out_not_written() -
     left_out = [w.split("'")[1] for w in row["warnings"] if "placeholder" in w]
     assert left_out == ["text_col", "bytea_col", "bytea_hex", "text_arr", "bytea_arr", "uuid_arr",
                         "int_arr", "hstore_map", "hstore_json"]
+
+
+def test_a_configured_placeholder_is_recognised_in_every_rendering_and_the_default_is_then_data() -> None:
+    # unavailable.value.placeholder set on the connector (Debezium reads "hex:..." as bytes).
+    import base64
+    import hashlib
+    import uuid
+
+    custom = "<<toast>>"
+    raw = custom.encode()
+    after = {
+        "id": 7,
+        "text_col": custom,
+        "bytea_col": base64.b64encode(raw).decode(),
+        "text_arr": [custom],
+        "uuid_arr": [str(uuid.UUID(bytes=hashlib.md5(raw).digest(), version=3))],
+        "int_arr": list(raw),
+        "hstore_map": {custom: custom},
+        "hstore_json": '{"<<toast>>":"<<toast>>"}',
+        # with a custom placeholder configured, Debezium's default text is an ordinary value
+        "default_text": "__debezium_unavailable_value",
+    }
+    source = {"connector": "postgresql", "db": "d", "schema": "public", "table": "t",
+              "ts_ms": 1000, "lsn": 1}
+    doc = {"op": "u", "before": None, "after": after, "source": source}
+    for setting in (custom, "hex:" + raw.hex()):
+        decoder = DebeziumJsonDecoder(FormatOptions(unavailable_value_placeholder=setting))
+        row = decoder.decode(message(doc, key={"id": 7})).rows[0]
+        assert row["after"] == {"id": "7", "default_text": "__debezium_unavailable_value"}
+        assert row["after_is_full"] is False
+        left_out = [w.split("'")[1] for w in row["warnings"] if "placeholder" in w]
+        assert left_out == ["text_col", "bytea_col", "text_arr", "uuid_arr", "int_arr", "hstore_map",
+                            "hstore_json"]
+    # Without the setting the custom text is data, and Debezium's default is the placeholder.
+    row = DebeziumJsonDecoder().decode(message(doc, key={"id": 7})).rows[0]
+    assert row["after"]["text_col"] == custom and "default_text" not in row["after"]
+    assert [w.split("'")[1] for w in row["warnings"]] == ["default_text"]
+
+
+def test_a_bad_placeholder_setting_fails_when_the_decoder_is_made() -> None:
+    with pytest.raises(ValueError, match="hexadecimal"):
+        DebeziumJsonDecoder(FormatOptions(unavailable_value_placeholder="hex:zz"))

@@ -106,6 +106,25 @@ def test_produced_timezone_reaches_the_ogg_decoder_options(tmp_path: Path) -> No
     assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].produced_timezone is None
 
 
+def test_unavailable_value_placeholder_reaches_the_debezium_decoder_options(tmp_path: Path) -> None:
+    from spark_jobs.normalize import topic_formats
+
+    config = _config(tmp_path, "topics:\n  - name: pg\n    format: debezium_json\n"
+                               "    unavailable_value_placeholder: 'hex:3c3c746f6173743e3e'\n")
+    assert topic_formats(config)["pg"].options.unavailable_value_placeholder == "hex:3c3c746f6173743e3e"
+    assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].unavailable_value_placeholder is None
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("format: canal_json\n    unavailable_value_placeholder: x", "read by debezium_json"),
+    ("format: debezium_json\n    unavailable_value_placeholder: 'hex:zz'", "hexadecimal bytes"),
+    ("format: debezium_json\n    unavailable_value_placeholder: ''", "must not be empty"),
+])
+def test_bad_placeholder_settings_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
+
+
 @pytest.mark.parametrize(("entry", "reason"), [
     ("format: canal_json\n    produced_timezone: UTC", "read by ogg_json"),
     ("format: ogg_json\n    produced_timezone: America/Chicagoo", "IANA time zone name"),
