@@ -614,7 +614,16 @@ def _typed_source(results: DataFrame, columns: dict[str, str]) -> DataFrame:
 
 
 _DATE_TYPES = frozenset({"date", "timestamp", "timestamp_ntz"})
-_MYSQL_ZERO_DATE = r"^[0-9]{4}-(00-[0-9]{2}|[0-9]{2}-00)([ T].*)?$"
+# Values that name no date, time or number, so a typed column holds NULL for them (the changelog
+# keeps them as sent, with the decoder's warning), as Debezium and Maxwell's
+# output_null_zerodates give MySQL's zero dates:
+# - dates: MySQL's zero dates ('0000-00-00', '2021-00-15 10:00:00'); PostgreSQL's 'infinity' and
+#   '-infinity', as words or as the sentinels Debezium's PostgreSQL connector sends for them
+#   (9223372036825200000 and -9223372036832400000, years beyond 9999);
+# - decimals: PostgreSQL numeric's 'NaN', 'Infinity' and '-Infinity' (also DTS's NaN).
+_NO_DATE = (r"(?i)^([0-9]{4}-(00-[0-9]{2}|[0-9]{2}-00)([ T].*)?|[+-]?infinity"
+            r"|9223372036825200000|-9223372036832400000)$")
+_NO_NUMBER = r"(?i)^[+-]?(nan|inf|infinity)$"
 
 
 def check_values(spark: SparkSession, table: str, results: DataFrame,
@@ -632,10 +641,9 @@ def check_values(spark: SparkSession, table: str, results: DataFrame,
         text = f"_vals[{_literal(name)}]"
         bad = f"{text} IS NOT NULL AND {cast_text(text, sql_type)} IS NULL"
         if sql_type in _DATE_TYPES:
-            # MySQL's zero dates ('0000-00-00', '2021-00-15 10:00:00'): no date at all. The
-            # changelog keeps the text (with the decoder's warning); the typed column holds NULL,
-            # as Debezium and Maxwell's output_null_zerodates give them.
-            bad += f" AND NOT ({text} RLIKE {_literal(_MYSQL_ZERO_DATE)})"
+            bad += f" AND NOT ({text} RLIKE {_literal(_NO_DATE)})"
+        elif sql_type.startswith("decimal"):
+            bad += f" AND NOT ({text} RLIKE {_literal(_NO_NUMBER)})"
         aggs.append(F.expr(f"min(CASE WHEN {bad} THEN {text} END)").alias(f"bad{i}"))
         if sql_type == "bigint":
             aggs.append(F.expr(f"max(CASE WHEN {bad} AND try_cast({text} AS decimal(38,0)) IS NOT NULL "

@@ -340,6 +340,38 @@ def test_mysql_zero_dates_are_null_in_typed_columns(spark):
     assert "'2021-02-30'" in summary.failures[0].message
 
 
+def test_postgres_infinities_and_nan_are_null_in_typed_columns(spark):
+    """PostgreSQL's 'infinity' dates and timestamps (as words, or as the sentinels Debezium's
+    connector sends) and numeric 'NaN'/'Infinity' have no value in a typed column: NULL there, as
+    sent in the changelog. A value that is merely wrong still fails its table."""
+    from spark_jobs.tables import CHANGELOG
+    from tests.compaction.changes import Changes
+
+    pg = Changes("pgspecial", "t", keys=["id"],
+                 types={"id": "LONG", "d": "DATE", "ts": "TIMESTAMP_NTZ", "amount": "DECIMAL(10,2)"})
+    batch = [pg.row("INSERT", after={"id": "1", "d": "infinity", "ts": "9223372036825200000",
+                                     "amount": "NaN"}),
+             pg.row("INSERT", after={"id": "2", "d": "-infinity", "ts": "-9223372036832400000",
+                                     "amount": "-Infinity"}),
+             pg.row("INSERT", after={"id": "3", "d": "2021-05-01", "ts": "2021-05-01T10:00:00.5",
+                                     "amount": "12.50"})]
+    df = changelog_frame(spark, 92, batch, run_id="normalize__92")
+    df.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(92)).cast("timestamp"))
+    assert compact_hour(spark, hour(92), "c92").failures == []
+    table = spark.table("current.pgspecial__t").select("id", "d", "ts", "amount")
+    rows = sorted(tuple(r) for r in table.collect())
+    assert rows == [(1, None, None, None), (2, None, None, None),
+                    (3, dt.date(2021, 5, 1), dt.datetime(2021, 5, 1, 10, 0, 0, 500000), Decimal("12.50"))]
+
+    wrong = Changes("pgspecial", "bad", keys=["id"], types={"id": "LONG", "amount": "DECIMAL(10,2)"})
+    df = changelog_frame(spark, 93, [wrong.row("INSERT", after={"id": "1", "amount": "NaNa"})],
+                         run_id="normalize__93")
+    df.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(93)).cast("timestamp"))
+    summary = compact_hour(spark, hour(93), "c93")
+    assert [(f.source, f.status) for f in summary.failures] == [("pgspecial.bad", "FAILED")]
+    assert "'NaNa'" in summary.failures[0].message
+
+
 def test_an_add_column_type_only_types_a_column_no_change_declares(spark):
     """An ADD COLUMN's SQL type (``bit(8)``: bytes to Debezium) may not be what the vendor's rows
     declare (Canal sends bit(8) as a number): the rows' type wins, in the same hour or a later one,
