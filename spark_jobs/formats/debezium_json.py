@@ -281,7 +281,8 @@ class DebeziumJsonDecoder(JsonDecoder):
 
     def __init__(self, options: FormatOptions | None = None) -> None:
         super().__init__(options)
-        Placeholder.of(self.options.unavailable_value_placeholder)  # a bad setting fails here
+        # Built once (a bad setting fails here, not on every message).
+        self._placeholder = Placeholder.of(self.options.unavailable_value_placeholder)
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
@@ -623,7 +624,7 @@ class DebeziumJsonDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD, f"'{side}' must be an object or null")
         image: dict[str, str | None] = {}
         partial = False
-        placeholder = Placeholder.of(self.options.unavailable_value_placeholder)
+        placeholder = self._placeholder
         for column, value in raw.items():
             if cells:
                 if column in _CASSANDRA_RANGE_FIELDS:
