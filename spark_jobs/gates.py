@@ -9,7 +9,11 @@ names their Kafka-coordinate columns. The runner splits a stage's suite into one
 pipeline configuration as suite parameters (``{"$PARAMETER": "clock_skew_minutes"}``). The file
 context under ``<state folder>/gx`` keeps the results and the Data Docs site
 (``gx/uncommitted/data_docs/local_site/index.html``); ``ops.gate_results`` gets one row per
-expectation (replaced when the stage and hour are validated again) for trend queries.
+expectation (replaced when the stage and hour are validated again) for trend queries. The Data Docs
+pages of a gate's results are rendered once per gate, not once per batch, and the index lists the
+newest :data:`DOCS_INDEX_LIMIT` results: GX reads every result its index lists, so an unbounded
+index made every gate slower by about a millisecond per result ever stored (a month of hourly
+gates: tens of seconds per batch).
 
 A failed gate raises :class:`GateFailed` naming every failed expectation, what was observed and up
 to five offending rows' Kafka coordinates (computed here in Spark from the expectation's column and
@@ -44,6 +48,8 @@ SUITES_DIR = Path(__file__).resolve().parents[1] / "expectations"
 DATASOURCE = "cdclake_spark"
 RESULT_FORMAT = "BASIC"
 OFFENDING_ROWS = 5
+# The validation results the Data Docs index lists, newest first (about a day of hourly gates).
+DOCS_INDEX_LIMIT = 1000
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,8 @@ def suite_parameters(config: object) -> dict[str, Any]:
 class GateRunner:
     """A GX file context (``<project_root>/gx``) and the Spark session whose DataFrames it validates."""
 
-    def __init__(self, spark: SparkSession, project_root: Path) -> None:
+    def __init__(self, spark: SparkSession, project_root: Path,
+                 docs_index_limit: int = DOCS_INDEX_LIMIT) -> None:
         os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
         logging.getLogger("great_expectations").setLevel(logging.WARNING)
         import great_expectations as gx
@@ -162,7 +169,24 @@ class GateRunner:
         project_root.mkdir(parents=True, exist_ok=True)
         self.context = gx.get_context(mode="file", project_root_dir=str(project_root))
         self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
-        self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE)
+        self._limit_docs_index(docs_index_limit)
+        # validate() persists each frame itself (offending rows read it again after GX).
+        self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE, persist=False)
+        self._unrendered: list[Any] = []
+
+    def _limit_docs_index(self, limit: int) -> None:
+        """Make every Data Docs site's index list only the newest ``limit`` validation results."""
+        for name, site in self.context.list_data_docs_sites().items():
+            index = dict(site.get("site_index_builder") or {"class_name": "DefaultSiteIndexBuilder"})
+            if index.get("validation_results_limit") != limit:
+                index["validation_results_limit"] = limit
+                self.context.update_data_docs_site(name, {**site, "site_index_builder": index})
+
+    def build_docs(self) -> None:
+        """Render the Data Docs pages of the results validated since the last call, and the index."""
+        if self._unrendered:
+            self.context.build_data_docs(resource_identifiers=list(self._unrendered))
+            self._unrendered.clear()
 
     def docs_index(self) -> Path:
         root = Path(self.context.root_directory)
@@ -185,7 +209,7 @@ class GateRunner:
             gx.ValidationDefinition(name=suite.name, data=batch_definition, suite=gx_suite))
         return self.context.checkpoints.add_or_update(gx.Checkpoint(
             name=f"gate_{suite.name}", validation_definitions=[definition],
-            actions=[gx.checkpoint.UpdateDataDocsAction(name="update_data_docs")],
+            actions=[],  # Data Docs: build_docs(), once per gate
             result_format={"result_format": RESULT_FORMAT}))
 
     def validate(self, suite: SuiteBatch, frame: DataFrame, parameters: Mapping[str, Any],
@@ -199,6 +223,7 @@ class GateRunner:
             result = checkpoint.run(
                 batch_parameters={"dataframe": frame}, expectation_parameters=dict(parameters),
                 run_id=RunIdentifier(run_name=run_name, run_time=dt.datetime.now(dt.UTC)))
+            self._unrendered.extend(result.run_results.keys())
             outcomes = []
             for validation in result.run_results.values():
                 for r in validation.results:
@@ -336,10 +361,13 @@ def run_gate(spark: SparkSession, config: object, stage: str, hour: dt.datetime,
     parameters = suite_parameters(config)
     run_name = f"{stage} {hour.strftime('%Y-%m-%dT%H')} {run_id}"
     outcomes: list[ExpectationOutcome] = []
-    for suite in suites:
-        for target, frame in _frames(spark, config, stage, suite.batch, hour, branch, now, targets):
-            name = f"{run_name} {target}" if target else run_name
-            outcomes.extend(runner.validate(suite, frame, parameters, name, target))
+    try:
+        for suite in suites:
+            for target, frame in _frames(spark, config, stage, suite.batch, hour, branch, now, targets):
+                name = f"{run_name} {target}" if target else run_name
+                outcomes.extend(runner.validate(suite, frame, parameters, name, target))
+    finally:
+        runner.build_docs()
     report = GateReport(stage, hour, run_id, branch, tuple(outcomes))
     write_gate_results(spark, report, now)
     if not report.success:

@@ -1,0 +1,43 @@
+"""The Data Docs site stays cheap to build as results pile up, hour after hour.
+
+GX reads every validation result its index lists. The gates render a gate's pages once (not once
+per batch) and make the index list only the newest results; every result stays in the GX store
+(and in ``ops.gate_results``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+
+def test_docs_are_rendered_once_per_gate_and_the_index_lists_the_newest_results(spark, tmp_path) -> None:
+    from spark_jobs.gates import GateRunner, SuiteBatch
+
+    runner = GateRunner(spark, tmp_path, docs_index_limit=2)
+    not_null = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "id"},
+                "meta": {"batch": "rows"}}
+    suite = SuiteBatch("docs", "rows", "three ids, one null", ("id",), (not_null,))
+    frame = spark.createDataFrame([(1,), (2,), (None,)], "id int")
+    site = tmp_path / "gx" / "uncommitted" / "data_docs" / "local_site"
+
+    for n in range(4):
+        outcomes = runner.validate(suite, frame, {}, f"docs run {n}")
+        assert [(o.expectation, o.column, o.success, o.observed, o.offending) for o in outcomes] == [
+            ("expect_column_values_to_not_be_null", "id", False, "1 unexpected of 3 rows (sample [null])",
+             ("null",))]
+    assert not (site / "validations").exists()  # nothing rendered per batch
+    runner.build_docs()
+
+    index = (site / "index.html").read_text()
+    assert sorted(set(re.findall(r"docs run \d", index))) == ["docs run 2", "docs run 3"]
+    assert len(list((site / "validations").rglob("*.html"))) == 2
+    stored = tmp_path / "gx" / "uncommitted" / "validations"
+    assert len(list(stored.rglob("*.json"))) == 4
+    settings = yaml.safe_load((tmp_path / "gx" / "great_expectations.yml").read_text())
+    assert settings["data_docs_sites"]["local_site"]["site_index_builder"] == {
+        "class_name": "DefaultSiteIndexBuilder", "validation_results_limit": 2}
+
+    runner.build_docs()  # nothing new: nothing to render
+    assert (site / "index.html").read_text() == index
