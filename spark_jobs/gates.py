@@ -366,14 +366,24 @@ def run_gate(spark: SparkSession, config: object, stage: str, hour: dt.datetime,
             for target, frame in _frames(spark, config, stage, suite.batch, hour, branch, now, targets):
                 name = f"{run_name} {target}" if target else run_name
                 outcomes.extend(runner.validate(suite, frame, parameters, name, target))
-    finally:
-        runner.build_docs()
+    except BaseException:
+        _render_after_error(runner, run_name)
+        raise
+    runner.build_docs()
     report = GateReport(stage, hour, run_id, branch, tuple(outcomes))
     write_gate_results(spark, report, now)
     if not report.success:
         raise GateFailed(report.summary())
     log.info("%s", report.summary())
     return report
+
+
+def _render_after_error(runner: GateRunner, run_name: str) -> None:
+    """Render what a broken gate validated; a rendering error is logged, never raised over the gate's."""
+    try:
+        runner.build_docs()
+    except Exception:
+        log.exception("gate %s: Data Docs not rendered (the gate's own error follows)", run_name)
 
 
 _RUNNERS: dict[tuple[int, str], GateRunner] = {}

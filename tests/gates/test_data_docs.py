@@ -7,8 +7,10 @@ per batch) and make the index list only the newest results; every result stays i
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
+import pytest
 import yaml
 
 
@@ -41,3 +43,36 @@ def test_docs_are_rendered_once_per_gate_and_the_index_lists_the_newest_results(
 
     runner.build_docs()  # nothing new: nothing to render
     assert (site / "index.html").read_text() == index
+
+
+def test_a_gate_that_breaks_renders_what_it_validated_and_raises_its_own_error(spark, config, tmp_path,
+                                                                                caplog) -> None:
+    from spark_jobs.gates import GateRunner, run_gate
+
+    class BreaksOnSecondBatch(GateRunner):
+        def validate(self, *args, **kwargs):
+            if self.batches:
+                raise RuntimeError("the second batch broke")
+            self.batches += 1
+            return super().validate(*args, **kwargs)
+
+    class DocsBreakToo(BreaksOnSecondBatch):
+        def build_docs(self) -> None:
+            raise OSError("no space left for Data Docs")
+
+    hour = dt.datetime(2024, 3, 2, 5)
+    runner = BreaksOnSecondBatch(spark, tmp_path)
+    runner.batches = 0
+    with pytest.raises(RuntimeError, match="the second batch broke"):
+        run_gate(spark, config, "raw", hour, "broken", runner=runner)
+    index = (tmp_path / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").read_text()
+    assert "raw 2024-03-02T05 broken" in index  # the batch validated before the error is rendered
+
+    runner = DocsBreakToo(spark, tmp_path)
+    runner.batches = 0
+    with pytest.raises(RuntimeError, match="the second batch broke"):  # not the docs error
+        run_gate(spark, config, "raw", hour, "broken again", runner=runner)
+    assert [(r.levelname, r.getMessage(), str(r.exc_info[1])) for r in caplog.records
+            if r.name == "spark_jobs.gates"] == [
+        ("ERROR", "gate raw 2024-03-02T05 broken again: Data Docs not rendered "
+                  "(the gate's own error follows)", "no space left for Data Docs")]
