@@ -47,6 +47,7 @@ from spark_jobs.formats.values import (
     base64_of_bytes,
     boolean_text,
     date_text_exact,
+    decimal_column_text,
     decimal_text,
     dumps_compact,
     integer_digits,
@@ -253,7 +254,7 @@ def _converter(logical: str | None, binary_encoding: str, zone: str) -> Any:
     if logical == "LONG":
         return integer_text
     if logical.startswith("DECIMAL"):
-        return decimal_text
+        return decimal_column_text
     table = {
         "DOUBLE": double_text,
         "BOOLEAN": boolean_text,

@@ -43,6 +43,7 @@ from spark_jobs.formats.values import (
     base64_normalised,
     boolean_text,
     date_text,
+    decimal_column_text,
     dumps_compact,
     iso_seconds_text,
     iso_utc_from_epoch_text,
@@ -71,6 +72,11 @@ def _number_text(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, JsonNumber | str | int):
         raise ConversionWarning(f"not a number: {value!r}")
     return plain_decimal_text(str(value))
+
+
+def _decimal_number_text(value: Any) -> str:
+    """A DECIMAL/NUMBER column's value: as :func:`_number_text`, without a negative zero."""
+    return decimal_column_text(_number_text(value))
 
 
 def _binary_text(value: Any) -> str:
@@ -219,9 +225,9 @@ def light_type(schema_type: str, db_type: str | None) -> tuple[str, Any]:
     if name == "BIGINT":
         return "DECIMAL(20,0)", _long_text
     if name == "FLOAT" and oracle:
-        return "DECIMAL", _number_text
+        return "DECIMAL", _decimal_number_text
     if name in _DECIMAL_TYPES:
-        return "DECIMAL", _number_text
+        return "DECIMAL", _decimal_number_text
     if name in _DOUBLE_TYPES:
         return "DOUBLE", _number_text
     width = bit_width(schema_type) if name == "BIT" else None

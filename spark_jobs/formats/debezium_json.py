@@ -116,6 +116,7 @@ from spark_jobs.formats.values import (
     boolean_text,
     bounded_integer,
     date_text,
+    decimal_column_text,
     decimal_text,
     dumps_compact,
     integer_digits,
@@ -920,7 +921,7 @@ def value_text(value: Any, spec: dict[str, Any] | None, hex_bytes: bool = False)
     if name == _CONNECT + "Decimal":
         if isinstance(value, str) and not isinstance(value, JsonNumber):
             return _decimal_from_bytes(value, int(params.get("scale", 0)))
-        return decimal_text(str(value))
+        return decimal_column_text(str(value))
     if name == "io.debezium.data.VariableScaleDecimal":
         if isinstance(value, dict):
             return _decimal_from_bytes(str(value.get("value")), _struct_scale(value))

@@ -36,7 +36,7 @@ from spark_jobs.formats.values import (
     base64_from_hex,
     boolean_text,
     date_text_exact,
-    decimal_text,
+    decimal_column_text,
     dumps_compact,
     integer_text,
     iso_utc_from_micros,
@@ -210,7 +210,7 @@ class DrsJsonGenericDecoder(JsonDecoder):
         if logical == "LONG":
             return integer_text
         if logical.startswith("DECIMAL"):
-            return decimal_text
+            return decimal_column_text
         if logical == "BOOLEAN":
             return boolean_text
         if logical == "DATE":

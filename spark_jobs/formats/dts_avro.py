@@ -37,7 +37,7 @@ from spark_jobs.formats.values import (
     ConversionWarning,
     base64_of_bytes,
     boolean_text,
-    decimal_text,
+    decimal_column_text,
     dumps_compact,
     integer_text,
     iso_seconds_text,
@@ -332,7 +332,7 @@ class DtsAvroDecoder(Decoder):
             precision, scale = value["precision"], value["scale"]
             logical = f"DECIMAL({precision},{scale})" if precision > 0 else "DECIMAL"
             try:
-                return decimal_text(Decimal(text.strip())), logical
+                return decimal_column_text(Decimal(text.strip())), logical
             except InvalidOperation:
                 raise ConversionWarning(f"not a decimal: {text!r}") from None
             except ConversionWarning:

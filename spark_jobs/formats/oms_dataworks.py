@@ -38,7 +38,7 @@ from spark_jobs.formats.values import (
     JsonNumber,
     boolean_text,
     date_text,
-    decimal_text,
+    decimal_column_text,
     integer_text,
     iso_seconds_text,
     iso_utc_from_epoch_text,
@@ -140,7 +140,7 @@ def value_rule(type_name: str | None, value: Any, zone: str) -> tuple[dw.Convert
     if base in _INTEGER_TYPES:
         return integer_text, "LONG" if value is None else dw.integer_logical_type(value)
     if base in ("DECIMAL", "NUMERIC", "NUMBER", "DEC"):
-        return decimal_text, logical_type_from_sql_name(type_name)
+        return decimal_column_text, logical_type_from_sql_name(type_name)
     if base in _DOUBLE_TYPES:
         return _as_text, "DOUBLE"
     if base in ("BOOLEAN", "BOOL"):

@@ -194,6 +194,16 @@ def decimal_text(value: Decimal | str) -> str:
     return format(dec, "f")
 
 
+def decimal_column_text(value: Decimal | str) -> str:
+    """:func:`decimal_text` of a DECIMAL column's value: SQL decimals have no negative zero, so
+    ``-0`` and ``-0.00`` read ``0`` and ``0.00`` (a key spelled either way is the same row).
+    Floating columns keep the sign of zero; they use :func:`decimal_text`."""
+    text = decimal_text(value)
+    if text.startswith("-") and not text.strip("-0."):
+        return text[1:]
+    return text
+
+
 def integer_text(value: Any) -> str:
     """Exact integer text from a JSON number or string (``"007"`` -> ``7``; beyond int64 kept)."""
     text = str(value).strip()

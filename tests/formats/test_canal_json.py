@@ -174,6 +174,17 @@ def test_text_timestamp_uses_the_configured_source_zone() -> None:
     assert row["after"]["ts"] == "2024-01-01T08:00:00Z"
 
 
+def test_a_decimal_negative_zero_is_zero_and_a_double_keeps_its_sign() -> None:
+    doc = canal(data=[{"id": "-0.00", "amount": "-0", "ratio": "-0.0"}], old=None,
+                type="INSERT", mysqlType={"id": "decimal(5,2)", "amount": "decimal(5,0)",
+                                          "ratio": "double"},
+                sqlType={"id": 3, "amount": 3, "ratio": 8})
+    [row] = decode("canal_json", doc)
+    assert row["after"] == {"id": "0.00", "amount": "0", "ratio": "-0.0"}
+    assert row["row_key"] == '["0.00"]'
+    assert row["warnings"] == []
+
+
 def test_key_override_wins_over_pk_names() -> None:
     [row] = decode("canal_json", canal(), primary_key_overrides={"db.t": ("name",)})
     assert row["primary_key_columns"] == ["name"]

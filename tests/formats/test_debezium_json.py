@@ -50,6 +50,12 @@ def test_decimal_bytes_are_exact_far_beyond_float_precision() -> None:
     assert text == "-100000000000000000000." + "0" * 39 + "7"
 
 
+def test_a_decimal_negative_zero_is_zero_and_a_double_keeps_its_sign() -> None:
+    spec = {"type": "bytes", "name": DECIMAL, "parameters": {"scale": "2"}}
+    assert value_text(loads_exact("-0.00"), spec) == "0.00"
+    assert value_text(loads_exact("-0.0"), {"type": "double"}) == "-0.0"
+
+
 def test_time_values_keep_sign_hours_and_fraction() -> None:
     micro_time = {"type": "int64", "name": "io.debezium.time.MicroTime"}
     assert value_text(-(3600 * 1_000_000 + 5), micro_time) == "-01:00:00.000005"
