@@ -2,7 +2,7 @@
 ### cdclake_maintenance — daily Iceberg table maintenance
 
 Keeps every lakehouse table (`raw.*`, `ops.*`, `cdc.*`, `current.*`, listed from the catalog)
-fast to read and bounded in size. One Spark step per task, in this order:
+and the gates' GX folder fast to read and bounded in size. One Spark step per task, in this order:
 
 1. `purge_tombstones` — drop delete-markers older than `compaction.tombstone_retention_days`
 2. `rewrite_data_files` — bin-pack small files, apply merge-on-read delete files
@@ -10,6 +10,8 @@ fast to read and bounded in size. One Spark step per task, in this order:
 4. `expire_snapshots` — older than `maintenance.snapshot_retention_days`, keeping
    `maintenance.retain_last` per table and every snapshot a branch or tag references
 5. `remove_orphan_files` — unreferenced files older than `maintenance.orphan_file_age_days`
+6. `expire_gate_results` — GX validation results and Data Docs pages of gates older than
+   `maintenance.gate_results_retention_days` (`ops.gate_results` keeps every outcome)
 
 **Never concurrent with the hourly writers:** every task here and every writing task of
 `cdclake_hourly` runs in the one-slot pool `lakehouse_writes` (create it once:

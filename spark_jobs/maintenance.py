@@ -18,6 +18,11 @@ with ``SHOW TABLES IN <namespace>``):
 5. ``remove_orphan_files`` — delete files no snapshot references, only when older than
    ``maintenance.orphan_file_age_days`` (default 3): a write that has not committed yet has
    unreferenced files too, and they are never that old.
+6. ``expire_gate_results`` — not a table step: delete the GX validation results and Data Docs
+   pages of gates run more than ``maintenance.gate_results_retention_days`` ago (default 30) from
+   the GX folder of the state folder, and rebuild the Data Docs index
+   (:mod:`spark_jobs.gate_history`). ``ops.gate_results`` keeps every gate's outcome. It runs when
+   the whole lakehouse is maintained, not when ``tables`` are named.
 
 The reference time ("now") is the DAG run's ``data_interval_end``, so a re-run computes the same
 cut-offs; a reference time in the future is refused (it would treat in-flight files as orphans).
@@ -47,6 +52,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdclake.config import MaintenanceConfig
@@ -58,13 +64,17 @@ if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS
 # The namespaces of spark_jobs.tables.NAMESPACES (tests check they agree).
 NAMESPACES = ("raw", "ops", "cdc", "current")
 
-STEPS = (
+TABLE_STEPS = (
     "purge_tombstones",
     "rewrite_data_files",
     "rewrite_position_delete_files",
     "expire_snapshots",
     "remove_orphan_files",
 )
+GATE_RESULTS_STEP = "expire_gate_results"
+STEPS = (*TABLE_STEPS, GATE_RESULTS_STEP)
+# What the gate-results step's StepResult names in place of a table.
+GX_TARGET = "gx"
 COMMIT_RETRIES = 10
 TOMBSTONE_TIME_COLUMN = "_cdc_event_time"
 # A run's reference time may lie this far ahead of the machine's clock (clock skew), no further.
@@ -279,9 +289,10 @@ def step_functions(options: MaintenanceOptions,
 def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
              options: MaintenanceOptions, steps: Iterable[str] = STEPS, *,
              tables: Iterable[str] | None = None, namespaces: Iterable[str] = NAMESPACES,
-             now: dt.datetime | None = None) -> MaintenanceSummary:
+             gx_root: Path | None = None, now: dt.datetime | None = None) -> MaintenanceSummary:
     """Run ``steps`` (in :data:`STEPS` order) over every table of ``namespaces`` (or only ``tables``,
-    ``ns.table`` names that must exist); ``as_of`` is the reference time (naive = UTC)."""
+    ``ns.table`` names that must exist); ``as_of`` is the reference time (naive = UTC).
+    ``gx_root`` is the gates' GX folder (``<state>/gx``), which the gate-results step needs."""
     wanted = list(steps)
     unknown = sorted(set(wanted) - set(STEPS))
     if unknown:
@@ -293,6 +304,12 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
         raise MaintenanceError(
             f"reference time {as_of:%Y-%m-%d %H:%M:%S} UTC lies in the future (now {clock:%H:%M:%S}); "
             "pass the run's data_interval_end: a future time would treat in-flight files as orphans")
+    gate_results = GATE_RESULTS_STEP in wanted and tables is None
+    if tables is not None and set(wanted) == {GATE_RESULTS_STEP}:
+        raise MaintenanceError(f"{GATE_RESULTS_STEP} maintains the GX folder, not tables: "
+                               "run it without naming tables")
+    if gate_results and gx_root is None:
+        raise MaintenanceError(f"{GATE_RESULTS_STEP} needs the GX folder of the gates (gx_root)")
     summary = MaintenanceSummary(as_of, run_id)
     listed = lakehouse_tables(spark, catalog, namespaces)
     if tables is not None:
@@ -303,7 +320,7 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
                                    f"existing: {listed}")
         listed = chosen
     functions = step_functions(options, as_of)
-    for step in (s for s in STEPS if s in wanted):
+    for step in (s for s in TABLE_STEPS if s in wanted):
         applies, action = functions[step]
         for table in filter(applies, listed):
             try:
@@ -311,7 +328,19 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
                 summary.results.append(StepResult(step, table, "OK", metrics))
             except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
                 summary.results.append(StepResult(step, table, "FAILED", message=_first_line(exc)))
+    if gate_results and gx_root is not None:
+        summary.results.append(_expire_gate_results(gx_root, as_of, options))
     return summary
+
+
+def _expire_gate_results(gx_root: Path, as_of: dt.datetime, options: MaintenanceOptions) -> StepResult:
+    from spark_jobs.gate_history import expire_gate_results
+
+    cutoff = as_of - dt.timedelta(days=options.gate_results_retention_days)
+    try:
+        return StepResult(GATE_RESULTS_STEP, GX_TARGET, "OK", expire_gate_results(gx_root, cutoff))
+    except Exception as exc:  # noqa: BLE001 - reported like a table's failure: the task fails
+        return StepResult(GATE_RESULTS_STEP, GX_TARGET, "FAILED", message=_first_line(exc))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -28,9 +29,11 @@ def options_from_config(config: object) -> MaintenanceOptions:
 
 def run(spark: SparkSession, config: object, as_of: dt.datetime, run_id: str,
         steps: tuple[str, ...] = STEPS, tables: tuple[str, ...] | None = None) -> MaintenanceSummary:
-    """Maintain every lakehouse table (or only ``tables``) as of ``as_of`` (naive UTC)."""
+    """Maintain every lakehouse table (or only ``tables``) and the gates' GX folder as of
+    ``as_of`` (naive UTC)."""
     return maintain(spark, config.catalog_name, as_of, run_id,  # type: ignore[attr-defined]
-                    options_from_config(config), steps, tables=tables)
+                    options_from_config(config), steps, tables=tables,
+                    gx_root=Path(config.home) / "gx")  # type: ignore[attr-defined]
 
 
 def parse_instant(text: str) -> dt.datetime:
@@ -53,7 +56,8 @@ def summary_json(summary: MaintenanceSummary) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="Compact files, expire snapshots, remove orphan files and "
-                                                 "purge old tombstones on every lakehouse table.")
+                                                 "purge old tombstones on every lakehouse table; "
+                                                 "expire old GX validation results.")
     parser.add_argument("--as-of", required=True, type=parse_instant,
                         help="reference time of the retention cut-offs (UTC), e.g. 2024-01-02T00:00:00Z")
     parser.add_argument("--run-id", required=True, help="the Airflow run id (lineage)")
@@ -61,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--step", action="append", choices=STEPS, dest="steps",
                         help="run only this step (repeatable; default: all, in order)")
     parser.add_argument("--table", action="append", dest="tables", metavar="NS.TABLE",
-                        help="maintain only this table (repeatable; default: every lakehouse table)")
+                        help="maintain only this table (repeatable; default: every lakehouse table "
+                             "and the GX folder)")
     return parser
 
 

@@ -86,6 +86,9 @@ class MaintenanceConfig:
     # ... or any data file with at least this many delete files (merge-on-read current tables).
     delete_file_threshold: int = 1
     target_file_size_bytes: int | None = None
+    # GX validation results and Data Docs pages of gates older than this are deleted (the
+    # durable record is ops.gate_results).
+    gate_results_retention_days: int = 30
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,8 @@ def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:
         raise ConfigError("maintenance.retain_last must be at least 1 (the current snapshot)")
     if config.snapshot_retention_days < 0:
         raise ConfigError("maintenance.snapshot_retention_days must be 0 or more")
+    if config.gate_results_retention_days < 0:
+        raise ConfigError("maintenance.gate_results_retention_days must be 0 or more")
     if config.orphan_file_age_days < 1:
         raise ConfigError("maintenance.orphan_file_age_days must be at least 1: younger unreferenced "
                           "files may belong to a write that has not committed yet")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -76,3 +77,50 @@ def test_a_gate_that_breaks_renders_what_it_validated_and_raises_its_own_error(s
             if r.name == "spark_jobs.gates"] == [
         ("ERROR", "gate raw 2024-03-02T05 broken again: Data Docs not rendered "
                   "(the gate's own error follows)", "no space left for Data Docs")]
+
+
+def test_results_and_pages_older_than_the_cutoff_are_deleted_and_the_index_rebuilt(spark, tmp_path) -> None:
+    from spark_jobs.gate_history import expire_gate_results, run_time_folders
+    from spark_jobs.gates import GateRunner, SuiteBatch
+
+    runner = GateRunner(spark, tmp_path)
+    not_null = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "id"},
+                "meta": {"batch": "rows"}}
+    suite = SuiteBatch("history", "rows", "ids", ("id",), (not_null,))
+    frame = spark.createDataFrame([(1,)], "id int")
+    for n in range(3):
+        runner.validate(suite, frame, {}, f"history run {n}")
+        runner.build_docs()
+    gx_root = tmp_path / "gx"
+    stored = gx_root / "uncommitted" / "validations"
+    site = gx_root / "uncommitted" / "data_docs" / "local_site"
+    times = [t for t, _ in run_time_folders(stored)]
+    assert len(times) == 3 and [t for t, _ in run_time_folders(site / "validations")] == times
+
+    def runs_in(tree: Path, suffix: str) -> list[str]:
+        return sorted(p.parts[-3] for p in tree.rglob(f"*{suffix}"))
+
+    assert expire_gate_results(gx_root, times[1]) == {
+        "expired_results": 1, "expired_pages": 1, "kept_results": 2}
+    assert runs_in(stored, ".json") == runs_in(site / "validations", ".html") == [
+        "history run 1", "history run 2"]
+    run_folders = (stored / "history" / "rows").iterdir()  # the expired run's folder is gone too
+    assert sorted(p.name for p in run_folders) == ["history run 1", "history run 2"]
+    index = (site / "index.html").read_text()
+    assert sorted(set(re.findall(r"history run \d", index))) == ["history run 1", "history run 2"]
+
+    # Again: nothing older is left, nothing changes (the index is not rebuilt).
+    assert expire_gate_results(gx_root, times[1]) == {
+        "expired_results": 0, "expired_pages": 0, "kept_results": 2}
+    assert (site / "index.html").read_text() == index
+
+    # Everything: the index lists no result, and the gates go on storing and rendering.
+    later = times[2] + dt.timedelta(seconds=1)
+    assert expire_gate_results(gx_root, later) == {
+        "expired_results": 2, "expired_pages": 2, "kept_results": 0}
+    assert not (stored / "history").exists() and not (site / "validations" / "history").exists()
+    assert "history run" not in (site / "index.html").read_text()
+    runner.validate(suite, frame, {}, "history run 3")
+    runner.build_docs()
+    assert re.findall(r"history run \d", (site / "index.html").read_text()) != []
+    assert runs_in(stored, ".json") == ["history run 3"]

@@ -18,7 +18,7 @@ from cdclake.exceptions import ConfigError
 from spark_jobs import tables as fixed_tables
 from spark_jobs.maintenance import (
     NAMESPACES,
-    STEPS,
+    TABLE_STEPS,
     MaintenanceError,
     MaintenanceOptions,
     checked_name,
@@ -62,10 +62,25 @@ def test_unknown_steps_are_refused():
         maintain(None, "lakehouse", dt.datetime(2024, 1, 1), "r", MaintenanceOptions(), ["vacuum"])  # type: ignore[arg-type]
 
 
+def test_the_gate_results_step_names_no_tables_and_needs_the_gx_folder():
+    with pytest.raises(MaintenanceError, match="not tables"):
+        maintain(None, "lakehouse", dt.datetime(2024, 1, 1), "r", MaintenanceOptions(),  # type: ignore[arg-type]
+                 ["expire_gate_results"], tables=["raw.kafka_messages"])
+    with pytest.raises(MaintenanceError, match="needs the GX folder"):
+        maintain(None, "lakehouse", dt.datetime(2024, 1, 1), "r", MaintenanceOptions(),  # type: ignore[arg-type]
+                 ["expire_gate_results"])
+
+
 def test_maintenance_configuration(tmp_path: Path):
     config_file = tmp_path / "pipeline.yml"
-    config_file.write_text("maintenance:\n  snapshot_retention_days: 2\n  retain_last: 3\n")
-    assert load_config(config_file).maintenance == MaintenanceConfig(snapshot_retention_days=2, retain_last=3)
+    config_file.write_text("maintenance:\n  snapshot_retention_days: 2\n  retain_last: 3\n"
+                           "  gate_results_retention_days: 14\n")
+    assert load_config(config_file).maintenance == MaintenanceConfig(
+        snapshot_retention_days=2, retain_last=3, gate_results_retention_days=14)
+    assert MaintenanceConfig().gate_results_retention_days == 30
+    config_file.write_text("maintenance:\n  gate_results_retention_days: -1\n")
+    with pytest.raises(ConfigError, match="gate_results_retention_days"):
+        load_config(config_file)
     config_file.write_text("maintenance:\n  orphan_file_age_days: 0\n")
     with pytest.raises(ConfigError, match="orphan_file_age_days"):
         load_config(config_file)
@@ -168,7 +183,7 @@ def test_maintenance_compacts_expires_and_purges_without_changing_data(spark, co
                   tables=(TABLE, TOMBSTONES, RAW_LIKE))
 
     assert summary.failures == []
-    every_table = [(s, t) for s in STEPS[1:] for t in (TABLE, TOMBSTONES, RAW_LIKE)]
+    every_table = [(s, t) for s in TABLE_STEPS[1:] for t in (TABLE, TOMBSTONES, RAW_LIKE)]
     assert sorted((r.step, r.table) for r in summary.results) == sorted(
         [("purge_tombstones", TOMBSTONES), *every_table])
     by_step = {(r.step, r.table): r.metrics for r in summary.results}
@@ -237,3 +252,34 @@ def test_every_lakehouse_table_is_listed_and_a_missing_table_is_refused(spark, l
     with pytest.raises(MaintenanceError, match="no lakehouse table"):
         maintain(spark, "lakehouse", dt.datetime(2024, 1, 1), "r", MaintenanceOptions(),
                  tables=["current.does_not_exist"])
+
+
+@pytest.mark.slow
+def test_the_daily_run_expires_old_gate_results_and_keeps_young_ones(spark, config, tmp_path):
+    """The gate-results step of a whole-lakehouse run deletes the GX results and Data Docs pages of
+    gates older than the retention, from the state folder's GX project."""
+    from spark_jobs.gate_history import run_time_folders
+    from spark_jobs.gates import GateRunner, SuiteBatch
+
+    runner = GateRunner(spark, tmp_path)
+    not_null = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "id"},
+                "meta": {"batch": "rows"}}
+    suite = SuiteBatch("kept", "rows", "ids", ("id",), (not_null,))
+    frame = spark.createDataFrame([(1,)], "id int")
+    for n in range(2):
+        runner.validate(suite, frame, {}, f"gate {n}")
+        runner.build_docs()
+    results = tmp_path / "gx" / "uncommitted" / "validations"
+    (first, _), (second, _) = run_time_folders(results)
+
+    # Retention 0 days as of the second gate's run time: the first is older, the second is not.
+    config = dataclasses.replace(config, home=tmp_path, maintenance=MaintenanceConfig(
+        gate_results_retention_days=0))
+    summary = run(spark, config, second, "maintenance__gx", steps=("expire_gate_results",))
+    assert [(r.step, r.table, r.status, r.metrics) for r in summary.results] == [
+        ("expire_gate_results", "gx", "OK", {"expired_results": 1, "expired_pages": 1, "kept_results": 1})]
+    assert [t for t, _ in run_time_folders(results)] == [second]
+    index = (tmp_path / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").read_text()
+    assert "gate 1" in index and "gate 0" not in index
+    assert first < second
+    assert not (results / "kept" / "rows" / "gate 0").exists()  # no empty folders left behind
