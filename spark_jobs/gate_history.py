@@ -18,12 +18,23 @@ import os
 import re
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 log = logging.getLogger(__name__)
 
 RESULTS_DIR = Path("uncommitted") / "validations"
 SITE_VALIDATIONS_DIR = Path("uncommitted") / "data_docs" / "local_site" / "validations"
 _RUN_TIME = re.compile(r"^\d{8}T\d{6}\.\d{6}Z$")
+
+
+def import_gx() -> ModuleType:
+    """``great_expectations``, imported with its usage analytics off and its logger at WARNING
+    (imported after Airflow, GX logs every store and checkpoint at INFO)."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
+    import great_expectations
+
+    return great_expectations
 
 
 def run_time_folders(tree: Path) -> list[tuple[dt.datetime, Path]]:
@@ -62,11 +73,7 @@ def _remove_empty_parents(folder: Path, root: Path) -> None:
 def rebuild_docs_index(project_root: Path) -> None:
     """Rebuild the Data Docs index of the GX project under ``project_root`` (re-rendering only the
     newest result's page: rendering every page would read every stored result)."""
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    import great_expectations as gx
-
-    context = gx.get_context(mode="file", project_root_dir=str(project_root))
+    context = import_gx().get_context(mode="file", project_root_dir=str(project_root))
     keys = context.validation_results_store.list_keys()
     newest = max(keys, key=lambda k: k.run_id.run_time) if keys else None
     # No result left: render everything there is (the suites), which also writes an empty index.

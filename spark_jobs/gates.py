@@ -25,7 +25,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +36,7 @@ from pyspark.sql import functions as F
 
 from cdclake.exceptions import ConfigError, GateFailed
 from spark_jobs import gate_frames
+from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, tombstone_table_name
 from spark_jobs.publish import current_tables, has_branch
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
@@ -159,9 +159,7 @@ class GateRunner:
 
     def __init__(self, spark: SparkSession, project_root: Path,
                  docs_index_limit: int = DOCS_INDEX_LIMIT) -> None:
-        os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-        logging.getLogger("great_expectations").setLevel(logging.WARNING)
-        import great_expectations as gx
+        gx = import_gx()
         from great_expectations.data_context.types.base import ProgressBarsConfig
 
         self.spark = spark

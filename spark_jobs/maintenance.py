@@ -304,12 +304,7 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
         raise MaintenanceError(
             f"reference time {as_of:%Y-%m-%d %H:%M:%S} UTC lies in the future (now {clock:%H:%M:%S}); "
             "pass the run's data_interval_end: a future time would treat in-flight files as orphans")
-    gate_results = GATE_RESULTS_STEP in wanted and tables is None
-    if tables is not None and set(wanted) == {GATE_RESULTS_STEP}:
-        raise MaintenanceError(f"{GATE_RESULTS_STEP} maintains the GX folder, not tables: "
-                               "run it without naming tables")
-    if gate_results and gx_root is None:
-        raise MaintenanceError(f"{GATE_RESULTS_STEP} needs the GX folder of the gates (gx_root)")
+    gx_folder = _gate_results_folder(wanted, tables, gx_root)
     summary = MaintenanceSummary(as_of, run_id)
     listed = lakehouse_tables(spark, catalog, namespaces)
     if tables is not None:
@@ -328,9 +323,23 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
                 summary.results.append(StepResult(step, table, "OK", metrics))
             except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
                 summary.results.append(StepResult(step, table, "FAILED", message=_first_line(exc)))
-    if gate_results and gx_root is not None:
-        summary.results.append(_expire_gate_results(gx_root, as_of, options))
+    if gx_folder is not None:
+        summary.results.append(_expire_gate_results(gx_folder, as_of, options))
     return summary
+
+
+def _gate_results_folder(wanted: list[str], tables: Iterable[str] | None,
+                         gx_root: Path | None) -> Path | None:
+    """The GX folder the gate-results step maintains in this run, or None when it does not run
+    (not wanted, or only named tables are maintained)."""
+    if tables is not None and set(wanted) == {GATE_RESULTS_STEP}:
+        raise MaintenanceError(f"{GATE_RESULTS_STEP} maintains the GX folder, not tables: "
+                               "run it without naming tables")
+    if GATE_RESULTS_STEP not in wanted or tables is not None:
+        return None
+    if gx_root is None:
+        raise MaintenanceError(f"{GATE_RESULTS_STEP} needs the GX folder of the gates (gx_root)")
+    return gx_root
 
 
 def _expire_gate_results(gx_root: Path, as_of: dt.datetime, options: MaintenanceOptions) -> StepResult:

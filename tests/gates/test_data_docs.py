@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.gates.gx_runs import store_gate_runs
+
 
 def test_docs_are_rendered_once_per_gate_and_the_index_lists_the_newest_results(spark, tmp_path) -> None:
     from spark_jobs.gates import GateRunner, SuiteBatch
@@ -81,16 +83,8 @@ def test_a_gate_that_breaks_renders_what_it_validated_and_raises_its_own_error(s
 
 def test_results_and_pages_older_than_the_cutoff_are_deleted_and_the_index_rebuilt(spark, tmp_path) -> None:
     from spark_jobs.gate_history import expire_gate_results, run_time_folders
-    from spark_jobs.gates import GateRunner, SuiteBatch
 
-    runner = GateRunner(spark, tmp_path)
-    not_null = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "id"},
-                "meta": {"batch": "rows"}}
-    suite = SuiteBatch("history", "rows", "ids", ("id",), (not_null,))
-    frame = spark.createDataFrame([(1,)], "id int")
-    for n in range(3):
-        runner.validate(suite, frame, {}, f"history run {n}")
-        runner.build_docs()
+    store_gate_runs(spark, tmp_path, "history", [f"history run {n}" for n in range(3)])
     gx_root = tmp_path / "gx"
     stored = gx_root / "uncommitted" / "validations"
     site = gx_root / "uncommitted" / "data_docs" / "local_site"
@@ -120,7 +114,6 @@ def test_results_and_pages_older_than_the_cutoff_are_deleted_and_the_index_rebui
         "expired_results": 2, "expired_pages": 2, "kept_results": 0}
     assert not (stored / "history").exists() and not (site / "validations" / "history").exists()
     assert "history run" not in (site / "index.html").read_text()
-    runner.validate(suite, frame, {}, "history run 3")
-    runner.build_docs()
+    store_gate_runs(spark, tmp_path, "history", ["history run 3"])
     assert re.findall(r"history run \d", (site / "index.html").read_text()) != []
     assert runs_in(stored, ".json") == ["history run 3"]

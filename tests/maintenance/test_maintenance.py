@@ -26,6 +26,7 @@ from spark_jobs.maintenance import (
     maintain,
 )
 from spark_jobs.maintenance_job import run
+from tests.gates.gx_runs import store_gate_runs
 
 TABLE = "current.mt__orders"
 TOMBSTONES = "current.mt__orders__tombstones"
@@ -259,16 +260,8 @@ def test_the_daily_run_expires_old_gate_results_and_keeps_young_ones(spark, conf
     """The gate-results step of a whole-lakehouse run deletes the GX results and Data Docs pages of
     gates older than the retention, from the state folder's GX project."""
     from spark_jobs.gate_history import run_time_folders
-    from spark_jobs.gates import GateRunner, SuiteBatch
 
-    runner = GateRunner(spark, tmp_path)
-    not_null = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "id"},
-                "meta": {"batch": "rows"}}
-    suite = SuiteBatch("kept", "rows", "ids", ("id",), (not_null,))
-    frame = spark.createDataFrame([(1,)], "id int")
-    for n in range(2):
-        runner.validate(suite, frame, {}, f"gate {n}")
-        runner.build_docs()
+    store_gate_runs(spark, tmp_path, "kept", ["gate 0", "gate 1"])
     results = tmp_path / "gx" / "uncommitted" / "validations"
     (first, _), (second, _) = run_time_folders(results)
 
