@@ -55,7 +55,7 @@ from spark_jobs.formats.values import (
     iso_utc_from_epoch_text,
     iso_utc_from_micros,
     iso_utc_from_zoned_text,
-    loads_exact,
+    json_value_text,
     logical_type_from_sql_name,
     micros_from_epoch,
     text_of,
@@ -241,10 +241,7 @@ def binary_text(value: Any, encoding: str) -> str:
 def json_text(value: Any) -> str:
     if isinstance(value, dict | list):
         return dumps_compact(value)
-    try:
-        return dumps_compact(loads_exact(str(value)))
-    except ValueError as exc:
-        raise ConversionWarning(f"not JSON: {str(value)[:40]!r}") from exc
+    return json_value_text(str(value))
 
 
 @lru_cache(maxsize=1024)

@@ -47,7 +47,7 @@ from spark_jobs.formats.values import (
     dumps_compact,
     iso_seconds_text,
     iso_utc_from_epoch_text,
-    loads_exact,
+    json_value_text,
     text_of,
     wall_clock_text,
 )
@@ -189,12 +189,7 @@ def _string_text(value: Any) -> str:
 
 
 def _json_text(value: Any) -> str:
-    if isinstance(value, str):
-        try:
-            return dumps_compact(loads_exact(value))
-        except ValueError as exc:
-            raise ConversionWarning("not JSON text") from exc
-    return dumps_compact(value)
+    return json_value_text(value) if isinstance(value, str) else dumps_compact(value)
 
 
 _LONG_TYPES = {"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "YEAR", "INT8", "INT16",

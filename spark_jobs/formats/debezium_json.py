@@ -123,6 +123,7 @@ from spark_jobs.formats.values import (
     integer_text,
     iso_seconds_text,
     iso_utc_from_zoned_text,
+    json_value_text,
     loads_exact,
     logical_type_from_sql_name,
     micros_from_epoch,
@@ -945,10 +946,7 @@ def value_text(value: Any, spec: dict[str, Any] | None, hex_bytes: bool = False)
     if name == _DBZ_TIME + "IsoDate":
         return str(value).rstrip("Z")
     if name == "io.debezium.data.Json":
-        try:
-            return dumps_compact(loads_exact(str(value)))
-        except ValueError:
-            raise ConversionWarning(f"not JSON: {str(value)[:40]!r}") from None
+        return json_value_text(str(value))
     if name == "io.debezium.data.Bits":
         return _bits_text(value)
     if kind == "array" and isinstance(value, list) and _has_logical_items(spec):

@@ -37,11 +37,10 @@ from spark_jobs.formats.values import (
     boolean_text,
     date_text_exact,
     decimal_column_text,
-    dumps_compact,
     integer_text,
     iso_utc_from_micros,
     iso_utc_from_zoned_text,
-    loads_exact,
+    json_value_text,
     logical_type_from_sql_name,
     text_of,
     wall_clock_text,
@@ -223,7 +222,7 @@ class DrsJsonGenericDecoder(JsonDecoder):
         if logical == "BINARY":
             return base64_from_hex
         if logical == "JSON":
-            return json_text
+            return json_value_text
         return _same
 
 
@@ -274,12 +273,6 @@ def instant_text(text: str, zone: str) -> str:
         raise ConversionWarning(f"not a timestamp: {text!r}") from exc
 
 
-def json_text(text: str) -> str:
-    """JSON/jsonb text -> compact JSON text (numbers kept digit for digit)."""
-    try:
-        return dumps_compact(loads_exact(text))
-    except ValueError as exc:
-        raise ConversionWarning(f"not JSON: {text[:40]!r}") from exc
 
 
 def _same(text: str) -> str:

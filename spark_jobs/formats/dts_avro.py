@@ -42,7 +42,7 @@ from spark_jobs.formats.values import (
     integer_text,
     iso_seconds_text,
     iso_utc_from_micros,
-    loads_exact,
+    json_value_text,
 )
 
 CURRENT_SCHEMA = "aliyun_dts_record.avsc"
@@ -353,13 +353,13 @@ class DtsAvroDecoder(Decoder):
             return value["value"], "STRING"
         if branch == "BinaryObject":
             if pg and code == PG_JSONB:
-                return _json_text(value["value"].decode("utf-8")), "JSON"
+                return json_value_text(value["value"].decode("utf-8")), "JSON"
             return base64_of_bytes(value["value"]), "BINARY"
         if branch == "TextObject":
             if pg and code == PG_BOOL:
                 return boolean_text(value["value"]), "BOOLEAN"
             if value["type"].upper() in ("JSON", "JSONB") or by_code[0] == "JSON":
-                return _json_text(value["value"]), "JSON"
+                return json_value_text(value["value"]), "JSON"
             return value["value"], by_code[0] or "STRING"
         if branch == "EmptyObject":
             if value == "NONE":
@@ -406,11 +406,6 @@ def _double_text(value: float) -> str:
     return repr(value)
 
 
-def _json_text(text: str) -> str:
-    try:
-        return dumps_compact(loads_exact(text))
-    except ValueError:
-        raise ConversionWarning(f"not JSON: {text[:40]!r}") from None
 
 
 def _datetime_text(parts: dict[str, int | None], meaning: str | None,

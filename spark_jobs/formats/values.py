@@ -140,6 +140,37 @@ class ConversionWarning(ValueError):
     """A value that could not be converted; the caller keeps the original text and warns."""
 
 
+class _RepeatedKey(Exception):
+    """An object of a JSON column value names a key twice (raised by the parse, not a ValueError)."""
+
+
+def _object_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+    return document
+
+
+# Parses JSON column values: exact numbers, and objects checked for repeated keys.
+_JSON_VALUE_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber,
+                                       parse_constant=JsonNumber, object_pairs_hook=_object_once)
+
+
+def json_value_text(text: str) -> str:
+    """A JSON column's text (PostgreSQL ``json``/``jsonb``, MySQL ``JSON``, ...) as compact JSON,
+    numbers digit for digit. :class:`ConversionWarning` (so the text is kept as sent, with a
+    warning) when it is no JSON, or when an object repeats a key: PostgreSQL ``json`` keeps both
+    values, and compacting would silently keep only the last."""
+    try:
+        return dumps_compact(_JSON_VALUE_DECODER.decode(text))
+    except _RepeatedKey as exc:
+        raise ConversionWarning(f"JSON object repeats key {str(exc.args[0])[:40]!r}; compacting it "
+                                "would drop a value") from None
+    except ValueError:
+        raise ConversionWarning(f"not JSON: {text[:40]!r}") from None
+
+
 # ---------------------------------------------------------------- generic text forms
 
 def text_of(value: Any) -> str | None:

@@ -499,3 +499,13 @@ def test_keyless_update_without_old_row_is_warned_as_possibly_minimal_row_image(
     assert decode("canal_json", canal(pkNames=None))[0]["warnings"] == []
     # only canal_json warns (its Canal renderings); the DRS formats are left as they were
     assert decode("drs_json_c", dict(doc, type="UPDATE"))[0]["warnings"] == []
+
+
+def test_a_json_column_repeating_a_key_is_kept_as_sent_with_a_warning() -> None:
+    sent = '{"k": 1, "k": 2}'
+    doc = canal(type="INSERT", old=None, data=[{"id": "1", "doc": sent}],
+                mysqlType={"id": "int", "doc": "json"}, sqlType={"id": 4, "doc": 12})
+    [row] = decode("canal_json", doc)
+    assert row["after"] == {"id": "1", "doc": sent}
+    assert row["warnings"] == ["column 'doc': JSON object repeats key 'k'; compacting it would drop a "
+                               "value; original text kept"]

@@ -115,6 +115,22 @@ def test_bad_logical_value_keeps_the_original_text_with_a_warning() -> None:
     assert row["after"] == {"doc": "{broken"} and "doc" in row["warnings"][0]
 
 
+def test_json_with_a_repeated_key_is_kept_as_sent_with_a_warning() -> None:
+    # PostgreSQL ``json`` keeps both values of a repeated key; compacting would keep the last.
+    schema = {"type": "struct", "fields": [
+        {"field": "after", "type": "struct", "fields": [{"field": "doc", "type": "string",
+                                                         "name": "io.debezium.data.Json"}]}]}
+    sent = '{"a": 1, "b": {"c": 2.50, "c": 3}}'
+    doc = {"schema": schema, "payload": {"op": "c", "after": {"doc": sent}, "source": SOURCE}}
+    row = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
+    assert row["after"] == {"doc": sent}
+    assert row["warnings"] == ["column 'doc': JSON object repeats key 'c'; compacting it would drop a "
+                               "value; original text kept"]
+    doc["payload"]["after"]["doc"] = '{"a": 1, "b": {"c": 2.50}}'
+    row = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
+    assert row["after"] == {"doc": '{"a":1,"b":{"c":2.50}}'} and row["warnings"] == []
+
+
 BITS = {"type": "bytes", "name": "io.debezium.data.Bits", "parameters": {"length": "64"}}
 
 
