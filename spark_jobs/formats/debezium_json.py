@@ -645,7 +645,10 @@ class DebeziumJsonDecoder(JsonDecoder):
 
     def _column_text(self, value: Any, spec: dict[str, Any] | None, warnings: list[str],
                      column: str, hex_bytes: bool = False) -> str | None:
-        return self.convert(value, lambda v: value_text(v, spec, hex_bytes), warnings, column)
+        try:
+            return self.convert(value, lambda v: value_text(v, spec, hex_bytes), warnings, column)
+        except IntegerRangeError as exc:
+            raise FieldError(f"column {column!r}: {exc}") from None
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
               table: str | None, warnings: list[str],
@@ -957,9 +960,33 @@ def value_text(value: Any, spec: dict[str, Any] | None, hex_bytes: bool = False)
         return text_of(value)
     if kind == "boolean":
         return boolean_text(value)
-    if kind in ("int8", "int16", "int32", "int64"):
-        return integer_text(value)
+    if kind in _INTEGER_BITS:
+        return _declared_integer_text(value, kind)
     return text_of(value)
+
+
+class IntegerRangeError(FieldError):
+    """A value beyond its Connect integer type: the message contradicts its own schema. No
+    connector writes this (Debezium and TiCDC widen unsigned columns to the next type and wrap a
+    BIGINT UNSIGNED); Kafka Connect's JsonConverter would wrap it silently, RisingWave rejects it."""
+
+
+_INTEGER_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
+# Digits below which every value fits the type (int8: 99, ..., int64: 18 digits).
+_SAFE_DIGITS = {"int8": 2, "int16": 4, "int32": 9, "int64": 18}
+
+
+def _declared_integer_text(value: Any, kind: str) -> str:
+    """An intN value's exact text; :class:`IntegerRangeError` when it does not fit intN."""
+    text = integer_text(value)
+    digits = len(text) - text.startswith("-")
+    if digits <= _SAFE_DIGITS[kind]:
+        return text
+    half = 1 << (_INTEGER_BITS[kind] - 1)
+    if digits <= 19 and -half <= int(text) < half:  # 19: int64's digits
+        return text
+    shown = text if len(text) <= 40 else f"{text[:20]}...({digits} digits)"
+    raise IntegerRangeError(f"{shown} does not fit {kind}, its schema type")
 
 
 def _has_logical_items(spec: dict[str, Any]) -> bool:

@@ -68,13 +68,14 @@ from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.debezium_json import (
     SCHEMA_READ_ERRORS,
+    IntegerRangeError,
     connect_logical_type,
     schema_failure,
     unwrap,
     value_specs,
     value_text,
 )
-from spark_jobs.formats.errors import DecodeError
+from spark_jobs.formats.errors import DecodeError, FieldError
 from spark_jobs.formats.values import ConcatenatedJsonError, split_concatenated_objects
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",
@@ -247,7 +248,10 @@ class OggJsonDecoder(JsonDecoder):
         image: dict[str, str | None] = {}
         for column, value in present.items():
             spec = specs.get(column)
-            image[column] = self.convert(value, lambda v, s=spec: value_text(v, s), warnings, column)
+            try:
+                image[column] = self.convert(value, lambda v, s=spec: value_text(v, s), warnings, column)
+            except IntegerRangeError as exc:
+                raise FieldError(f"column {column!r}: {exc}") from None
         return image
 
     def _key_columns(self, doc: dict[str, Any], schema: str | None, table: str) -> list[str]:

@@ -1050,3 +1050,39 @@ def test_a_configured_placeholder_is_recognised_in_every_rendering_and_the_defau
 def test_a_bad_placeholder_setting_fails_when_the_decoder_is_made() -> None:
     with pytest.raises(ValueError, match="hexadecimal"):
         DebeziumJsonDecoder(FormatOptions(unavailable_value_placeholder="hex:zz"))
+
+
+def _int_message(kind: str, value: str) -> RawMessage:
+    schema = {"type": "struct", "fields": [
+        {"field": "after", "type": "struct", "fields": [{"field": "k", "type": kind}]}]}
+    # The value is spliced in as written: a JSON number token, not a Python number.
+    text = (f'{{"schema": {json.dumps(schema)}, "payload": {{"op": "c", "after": {{"k": {value}}}, '
+            f'"source": {json.dumps(SOURCE)}}}}}')
+    return RawMessage(value=text.encode())
+
+
+@pytest.mark.parametrize(("kind", "value"), [
+    ("int64", "9223372036854775807"), ("int64", "-9223372036854775808"), ("int32", "-2147483648"),
+    ("int16", "32767"), ("int8", "-128"), ("int64", "-1"),  # TiCDC's BIGINT UNSIGNED 2^64-1, wrapped
+])
+def test_integers_at_the_ends_of_their_type_are_exact(kind: str, value: str) -> None:
+    row = DebeziumJsonDecoder().decode(_int_message(kind, value)).rows[0]
+    assert row["after"] == {"k": value} and row["column_types"] == {"k": "LONG"} and not row["warnings"]
+
+
+@pytest.mark.parametrize(("kind", "value", "shown"), [
+    # RisingWave's simd_json_parser overflow tests (int64, int16, int32, a double in an int64):
+    # each must fail, not load a number the schema cannot hold.
+    ("int64", "9223372036854775808", "9223372036854775808"),
+    ("int16", "32768", "32768"),
+    ("int32", "2147483648", "2147483648"),
+    ("int64", "1.797695E308", "17976950000000000000...(309 digits)"),
+    ("int64", "18446744073709551615", "18446744073709551615"),
+    ("int64", "-9223372036854775809", "-9223372036854775809"),
+    ("int8", "-129", "-129"),
+])
+def test_integers_beyond_their_schema_type_are_quarantined(kind: str, value: str, shown: str) -> None:
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(_int_message(kind, value))
+    assert info.value.reason == errors.INVALID_FIELD
+    assert info.value.detail == f"column 'k': {shown} does not fit {kind}, its schema type"
