@@ -49,7 +49,8 @@
 - A ``dead_letter_topic`` "skeleton row" (``database``, ``table``, ``reason``, ``data`` with the key
   only) is no change and is quarantined saying so.
 - ``--encrypt=data|all`` replaces ``data``/``old`` (or the whole message) by ``{"encrypted":
-  {"iv","bytes"}}``: quarantined with that reason (the key is not ours to hold).
+  {"iv","bytes"}}`` (older Maxwells: ``data`` is the base64 ciphertext beside ``init_vector``):
+  quarantined with that reason (the key is not ours to hold).
 - ``position`` (``binlog-file:offset``, with ``--output_binlog_position``) is the source
   position but not the ordering sequence: bootstrap rows carry none, binlog file names restart on
   a failover to another server, and an order key of a position would not compare with the
@@ -109,8 +110,10 @@ class MaxwellJsonDecoder(JsonDecoder):
         # decoding does not mind: detection must not either.
         kind = kind.strip().lower()
         if kind in ROW_TYPES:
-            # --encrypt=data: the row is in "encrypted"; recognised so that it is rejected as such
-            return any(isinstance(doc.get(name), dict) for name in ("data", "old", "encrypted"))
+            # --encrypt=data: the row is in "encrypted" (older Maxwells: "data" is the ciphertext,
+            # beside "init_vector"); recognised so that it is rejected as such
+            return (any(isinstance(doc.get(name), dict) for name in ("data", "old", "encrypted"))
+                    or isinstance(doc.get("init_vector"), str))
         return kind in DDL_TYPES or kind in CONTROL_TYPES
 
     def decode(self, message: RawMessage) -> Decoded:
@@ -154,6 +157,10 @@ class MaxwellJsonDecoder(JsonDecoder):
         if data is None and isinstance(doc.get("encrypted"), dict):
             raise self.fail(errors.INVALID_FIELD,
                             "'data' is encrypted (Maxwell --encrypt=data): cannot be decoded here")
+        if isinstance(data, str) and isinstance(doc.get("init_vector"), str):
+            raise self.fail(errors.INVALID_FIELD,
+                            "'data' is encrypted (an older Maxwell's --encrypt=data: ciphertext "
+                            "beside 'init_vector'): cannot be decoded here")
         for name, value in (("data", data), ("old", old)):
             if value is not None and not isinstance(value, dict):
                 raise self.fail(errors.INVALID_FIELD, f"'{name}' must be an object")
