@@ -548,8 +548,14 @@ class DebeziumJsonDecoder(JsonDecoder):
         source = {name: value for name, value in meta.items() if name in _FLAT_SOURCE}
         source.update({name[len("source_"):]: value for name, value in meta.items()
                        if name.startswith("source_")})
-        if not (source.get("table") or source.get("collection")) and self.options.source_table:
-            source.update(self._configured_source())
+        if self.options.source_table:
+            named = source.get("table") or source.get("collection")
+            configured = self._configured_source()
+            if not named:
+                source.update(configured)
+            elif named == configured["table"]:
+                # add.fields=table without db: the configured source table names its database
+                source.update({k: v for k, v in configured.items() if not source.get(k)})
         row = self._keyed_row(message, op, before, after, after is not None and not partial,
                               specs, envelope, source, warnings, key_into_image=True)
         return _kafka_time_if_none(row, message)

@@ -361,6 +361,18 @@ def test_flattened_row_takes_key_columns_its_value_leaves_out_from_the_kafka_key
     assert row["after"] == {"email": "annek@noanswer.org", "id": "98765432109876543210", "tenant": "t1"}
 
 
+def test_flattened_row_naming_only_its_table_takes_the_configured_database() -> None:
+    # ExtractNewRecordState add.fields=op,table (no db): the topic's source_table supplies it.
+    def decoded(table: str) -> dict:
+        value = {"id": 1, "__op": "c", "__table": table}
+        return DebeziumJsonDecoder(FLAT).decode(RawMessage(value=json.dumps(value).encode(),
+                                                           timestamp_ms=1000)).rows[0]
+    row = decoded("customers")
+    assert (row["database"], row["table_name"], row["op"]) == ("inventory", "customers", "INSERT")
+    other = decoded("orders")  # another table on the topic: its database is not the configured one
+    assert (other["database"], other["table_name"]) == (None, "orders")
+
+
 def test_flattened_topic_tombstone_without_usable_key_is_rejected() -> None:
     with pytest.raises(DecodeError) as caught:
         DebeziumJsonDecoder(FLAT).decode(RawMessage(value=None, key=b"not json"))
