@@ -653,7 +653,7 @@ class DebeziumJsonDecoder(JsonDecoder):
                      column: str, hex_bytes: bool = False) -> str | None:
         try:
             return self.convert(value, lambda v: value_text(v, spec, hex_bytes), warnings, column)
-        except IntegerRangeError as exc:
+        except FieldError as exc:  # a value its schema rules out (IntegerRangeError, ...)
             raise FieldError(f"column {column!r}: {exc}") from None
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
@@ -1074,6 +1074,8 @@ def _decimal_from_bytes(encoded: str, scale: int) -> str:
         raw = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         raise ConversionWarning(f"not base64 decimal bytes: {encoded[:40]!r}") from None
+    if not raw:  # Kafka Connect refuses it too ("Zero length BigInteger"); it is not 0
+        raise FieldError("empty bytes are no Connect Decimal (an unscaled value has at least one byte)")
     if len(raw) > 1500:  # over 3600 digits: more than int() may print (and than databases hold)
         raise ConversionWarning(f"decimal of {len(raw)} bytes: too long to be a column value")
     unscaled = int.from_bytes(raw, "big", signed=True)

@@ -68,7 +68,6 @@ from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.debezium_json import (
     SCHEMA_READ_ERRORS,
-    IntegerRangeError,
     connect_logical_type,
     schema_failure,
     unwrap,
@@ -250,7 +249,7 @@ class OggJsonDecoder(JsonDecoder):
             spec = specs.get(column)
             try:
                 image[column] = self.convert(value, lambda v, s=spec: value_text(v, s), warnings, column)
-            except IntegerRangeError as exc:
+            except FieldError as exc:  # a value its schema rules out (IntegerRangeError, ...)
                 raise FieldError(f"column {column!r}: {exc}") from None
         return image
 

@@ -1098,3 +1098,14 @@ def test_integers_beyond_their_schema_type_are_quarantined(kind: str, value: str
         DebeziumJsonDecoder().decode(_int_message(kind, value))
     assert info.value.reason == errors.INVALID_FIELD
     assert info.value.detail == f"column 'k': {shown} does not fit {kind}, its schema type"
+
+
+def test_an_empty_decimal_is_quarantined_not_read_as_zero() -> None:
+    schema = {"type": "struct", "fields": [{"field": "after", "type": "struct", "fields": [
+        {"field": "price", "type": "bytes", "name": DECIMAL, "parameters": {"scale": "2"}}]}]}
+    doc = {"schema": schema, "payload": {"op": "c", "after": {"price": ""}, "source": SOURCE}}
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+    assert info.value.reason == errors.INVALID_FIELD
+    assert info.value.detail == ("column 'price': empty bytes are no Connect Decimal (an unscaled "
+                                 "value has at least one byte)")
