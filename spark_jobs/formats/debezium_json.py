@@ -363,6 +363,12 @@ class DebeziumJsonDecoder(JsonDecoder):
             return Decoded(control="HEARTBEAT")
         if "op" in payload:
             raise self.fail(errors.MISSING_FIELD, "'op' is null")
+        inner = payload.get("payload")
+        if isinstance(inner, dict) and "op" in inner:
+            others = sorted(set(payload) - {"schema", "payload"})
+            raise self.fail(errors.INVALID_FIELD,
+                            f"'payload' holds the change, but the message has fields besides 'schema' "
+                            f"and 'payload' ({others[:5]}), so it is no Kafka Connect envelope")
         raise self.fail(errors.MISSING_FIELD, "'op' is missing (and the message is no schema-change, "
                                               "transaction or heartbeat event)")
 

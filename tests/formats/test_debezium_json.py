@@ -1109,3 +1109,14 @@ def test_an_empty_decimal_is_quarantined_not_read_as_zero() -> None:
     assert info.value.reason == errors.INVALID_FIELD
     assert info.value.detail == ("column 'price': empty bytes are no Connect Decimal (an unscaled "
                                  "value has at least one byte)")
+
+
+def test_an_envelope_with_extra_top_level_fields_says_so() -> None:
+    # RisingWave's handling_mode.slt writes {"case": ..., "payload": {...}}: no Connect envelope.
+    doc = {"case": "0 number small", "payload": {"after": {"case": "0 number small", "at": 100},
+                                                  "op": "r"}}
+    with pytest.raises(DecodeError) as info:
+        DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode()))
+    assert info.value.reason == errors.INVALID_FIELD
+    assert info.value.detail == ("'payload' holds the change, but the message has fields besides "
+                                 "'schema' and 'payload' (['case']), so it is no Kafka Connect envelope")
