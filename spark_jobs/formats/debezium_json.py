@@ -22,7 +22,10 @@ With a schema, values are decoded by their Connect/Debezium logical type (Decima
 the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, Bits is the bit
 string little-endian, turned big-endian here as the database holds it, ...); array elements
 with a logical type (PostgreSQL ``date[]``, ``numeric[]``) are decoded by the ``items`` schema the
-same way. Without one,
+same way. A value its schema rules out quarantines the message (``INVALID_FIELD`` naming the
+column): an integer beyond its ``int8``..``int64`` type, a Decimal of no bytes. A value that
+merely cannot be converted (a ``Json`` column that is no JSON, or whose object repeats a key,
+which compacting would lose) is kept as sent with a warning. Without a schema,
 values are kept as given (numbers exact), except a ``{"scale", "value"}`` struct, which is
 Debezium's VariableScaleDecimal (Oracle NUMBER, PostgreSQL NUMERIC) and is decoded exactly. Key
 columns: the config override, else the Kafka message key's fields, else ``tableChanges``
