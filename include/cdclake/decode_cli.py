@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -89,4 +90,8 @@ def run_decode(files: list[str], format_id: str, key_file: str | None, schema_fi
             rejected_any = True
             line_no = line_of[rejected.message.offset]
             print(f"{name}:{line_no}: {rejected.reason}: {rejected.detail}", file=err)
+        if result.controls:  # counted, not changes: said, so that no message passes unseen
+            kinds = Counter(kind for _, kind in result.controls)
+            print(f"{name}: {len(result.controls)} control message(s), no change rows: "
+                  + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())), file=err)
     return 1 if rejected_any else 0

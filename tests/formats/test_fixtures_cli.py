@@ -73,5 +73,21 @@ def test_every_rejection_names_format_field_and_reason() -> None:
                           whole_file=case.whole_file)
         assert code == 1, case.id
         for line in err.getvalue().splitlines():
+            if re.match(r".+: \d+ control message\(s\), no change rows: [A-Z_]+ \d+", line):
+                continue  # the file's control messages, counted
             assert re.match(r".+:\d+: [A-Z_]+: [a-z_]+: .+", line), (case.id, line)
             assert "Traceback" not in line
+
+
+def test_control_messages_are_counted_on_stderr(tmp_path) -> None:  # noqa: ANN001
+    from cdclake.decode_cli import run_decode
+
+    path = tmp_path / "tx.jsonl"
+    path.write_text('{"status": "BEGIN", "id": "571", "event_count": null}\n'
+                    '{"op": "c", "after": {"id": 1}, "source": {"db": "d", "table": "t"}}\n'
+                    '{"status": "END", "id": "571", "event_count": 1}\n')
+    out, err = io.StringIO(), io.StringIO()
+    assert run_decode([str(path)], "debezium_json", None, None, "UTC", out, err) == 0
+    assert len(out.getvalue().splitlines()) == 1
+    assert err.getvalue() == (f"{path}: 2 control message(s), no change rows: TRANSACTION_BEGIN 1, "
+                              "TRANSACTION_END 1\n")
