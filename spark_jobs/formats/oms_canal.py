@@ -11,7 +11,8 @@ base64 bytes), not Canal's number.
 
 Auto-detection precedence (priority 50: after ``drs_json``/``drs_json_c`` 44/45, which require
 ``id`` and string values, and before ``canal_json`` 55): a Canal-shaped message whose rows hold a
-typed (non-string) value, or that has no ``id`` (Canal, DRS and TiCDC always send one).
+typed (non-string) value, or that has no ``id`` (Canal, DRS and TiCDC always send one), unless it
+carries ``destination``/``groupId``: Canal's client adapter logs its ``Dml`` so, without ``id``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class OmsCanalDecoder(CanalFamilyDecoder):
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
+        if "destination" in doc or "groupId" in doc:
+            return False  # Canal's client adapter (its Dml: no id), which OMS never writes
         return is_canal_shaped(doc) and ("id" not in doc or has_typed_values(doc))
 
     def _column_types(self, f: CanalFields) -> dict[str, str]:

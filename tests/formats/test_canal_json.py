@@ -509,3 +509,13 @@ def test_a_json_column_repeating_a_key_is_kept_as_sent_with_a_warning() -> None:
     assert row["after"] == {"id": "1", "doc": sent}
     assert row["warnings"] == ["column 'doc': JSON object repeats key 'k'; compacting it would drop a "
                                "value; original text kept"]
+
+
+def test_canal_adapter_dml_without_id_is_canal_not_oms() -> None:
+    # Canal's client adapter logs its Dml with destination/groupId and no id (canal #3222, #1408).
+    adapter = {"data": None, "database": "db", "destination": "example", "groupId": "g1",
+               "es": 1606999495000, "isDdl": False, "old": None, "pkNames": [],
+               "sql": "ALTER TABLE `db`.`t` ADD COLUMN c int", "table": "t", "ts": 1607000161626,
+               "type": "ALTER"}
+    assert detected(adapter) == "canal_json"
+    assert detected({k: v for k, v in adapter.items() if k not in ("destination", "groupId")}) == "oms_canal"
