@@ -535,7 +535,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         """``source_table`` as source fields: database.table or database.schema.table."""
         if not self.options.source_table:
             raise self.fail(errors.MISSING_FIELD, "the message names no table ('source.table') and the "
-                                                  "topic sets no 'source_table'")
+                                                  "topic sets no 'source_table' "
+                                                  "(`--source-table` in cdclake decode)")
         try:
             database, schema, table = source_table_parts(self.options.source_table)
         except ValueError as exc:

@@ -91,7 +91,8 @@ def _row_problem(decoder: Decoder, row: dict[str, Any]) -> tuple[str, str] | Non
     if not row.get("table_name") and row.get("op") in _TABLE_OPS:
         if not decoder.options.source_table:
             return errors.MISSING_FIELD, (f"the {str(row['op']).lower()} names no table and the topic "
-                                          "sets no 'source_table' (database.table) to apply it to")
+                                          "sets no 'source_table' (database.table; `--source-table` in "
+                                          "cdclake decode) to apply it to")
         try:
             _place_in_configured_table(decoder, row, decoder.options.source_table)
         except ValueError as exc:

@@ -478,7 +478,8 @@ def test_a_change_naming_no_table_goes_to_the_topics_source_table() -> None:
     under_auto = decode_one(get_decoder("auto"), tableless).rejected
     assert under_auto is not None and under_auto.format_id == "canal_json"
     assert under_auto.detail == ("canal_json: the update names no table and the topic sets no "
-                                 "'source_table' (database.table) to apply it to")
+                                 "'source_table' (database.table; `--source-table` in cdclake "
+                                 "decode) to apply it to")
 
 
 def test_keyless_update_without_old_row_is_warned_as_possibly_minimal_row_image() -> None:
