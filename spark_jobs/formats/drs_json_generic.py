@@ -273,8 +273,6 @@ def instant_text(text: str, zone: str) -> str:
         raise ConversionWarning(f"not a timestamp: {text!r}") from exc
 
 
-
-
 def _same(text: str) -> str:
     return text
 

@@ -406,8 +406,6 @@ def _double_text(value: float) -> str:
     return repr(value)
 
 
-
-
 def _datetime_text(parts: dict[str, int | None], meaning: str | None,
                    digits: int) -> tuple[str, str]:
     """A DateTime by its column type (MySQL code) or, without one, by the parts present."""
