@@ -100,6 +100,7 @@ from spark_jobs.formats._mongo_shell import (
     parse_document_field,
 )
 from spark_jobs.formats.base import (
+    Decoder,
     FormatOptions,
     JsonDecoder,
     key_of,
@@ -661,10 +662,7 @@ class DebeziumJsonDecoder(JsonDecoder):
 
     def _column_text(self, value: Any, spec: dict[str, Any] | None, warnings: list[str],
                      column: str, hex_bytes: bool = False) -> str | None:
-        try:
-            return self.convert(value, lambda v: value_text(v, spec, hex_bytes), warnings, column)
-        except FieldError as exc:  # a value its schema rules out (IntegerRangeError, ...)
-            raise FieldError(f"column {column!r}: {exc}") from None
+        return column_text(self, value, spec, warnings, column, hex_bytes)
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
               table: str | None, warnings: list[str],
@@ -923,6 +921,17 @@ class DebeziumJsonDecoder(JsonDecoder):
 
 
 # ---------------------------------------------------------------- values
+
+def column_text(decoder: Decoder, value: Any, spec: dict[str, Any] | None, warnings: list[str],
+                column: str, hex_bytes: bool = False) -> str | None:
+    """One column's :func:`value_text`: a value that cannot be converted is kept with a warning
+    (``Decoder.convert``); one its schema rules out (:class:`IntegerRangeError`, ...) is a
+    :class:`FieldError` naming the column, which quarantines the message."""
+    try:
+        return decoder.convert(value, lambda v: value_text(v, spec, hex_bytes), warnings, column)
+    except FieldError as exc:
+        raise FieldError(f"column {column!r}: {exc}") from None
+
 
 def value_text(value: Any, spec: dict[str, Any] | None, hex_bytes: bool = False) -> str | None:
     """Canonical text of one column value, decoded by its Connect schema when there is one;

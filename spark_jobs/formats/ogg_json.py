@@ -68,13 +68,13 @@ from spark_jobs.formats.base import JsonDecoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.debezium_json import (
     SCHEMA_READ_ERRORS,
+    column_text,
     connect_logical_type,
     schema_failure,
     unwrap,
     value_specs,
-    value_text,
 )
-from spark_jobs.formats.errors import DecodeError, FieldError
+from spark_jobs.formats.errors import DecodeError
 from spark_jobs.formats.values import ConcatenatedJsonError, split_concatenated_objects
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",
@@ -246,11 +246,7 @@ class OggJsonDecoder(JsonDecoder):
             return untyped_image(present)
         image: dict[str, str | None] = {}
         for column, value in present.items():
-            spec = specs.get(column)
-            try:
-                image[column] = self.convert(value, lambda v, s=spec: value_text(v, s), warnings, column)
-            except FieldError as exc:  # a value its schema rules out (IntegerRangeError, ...)
-                raise FieldError(f"column {column!r}: {exc}") from None
+            image[column] = column_text(self, value, specs.get(column), warnings, column)
         return image
 
     def _key_columns(self, doc: dict[str, Any], schema: str | None, table: str) -> list[str]:
