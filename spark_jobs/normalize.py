@@ -31,6 +31,8 @@ from spark_jobs.formats.base import PAIR_KEY, FormatOptions
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
 
 STAGE = "normalize"
+# An hour with at most this many quarantined messages writes them as one file from one task.
+SMALL_QUARANTINE = 10_000
 
 
 class ReconciliationError(RuntimeError):
@@ -179,16 +181,22 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     try:
         stats = run_stats(raw, outcomes, hour, run_id, paired)
         totals = reconcile(stats)
+
+        def total(metric: str) -> int:
+            return sum(t.get(metric, 0) for t in totals.values())
+
         changes = changelog_rows(outcomes, hour, run_id, paired)
         _replace_hour(spark, changes, CHANGELOG, hour, branch)
-        _replace_hour(spark, quarantine_rows(outcomes, hour, run_id), QUARANTINE, hour, branch)
+        quarantined = quarantine_rows(outcomes, hour, run_id)
+        if total("quarantined_messages") <= SMALL_QUARANTINE:
+            # Usually none or a few: one file, without the range shuffle's sampling job.
+            replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
+        else:
+            _replace_hour(spark, quarantined, QUARANTINE, hour, branch)
         _replace_stats(spark, spark.createDataFrame(stats, spark.table(RUN_STATS).schema), hour)
     finally:
         paired.unpersist()
         outcomes.unpersist()
-
-    def total(metric: str) -> int:
-        return sum(t.get(metric, 0) for t in totals.values())
 
     return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
                             total("control_messages"), total("quarantined_messages"), total("change_rows"))

@@ -142,7 +142,7 @@ def ensure_tables(spark: SparkSession) -> None:
 
 
 def replace_small(frame: DataFrame, table: str, condition: Column) -> None:
-    """Replace the rows matching ``condition`` with ``frame``, a few rows built on the driver
-    (run stats, gate results): one task writes one file, in the table's sort order, without the
-    range shuffle and its sampling job that a distributed write plans (half the write's time)."""
+    """Replace the rows matching ``condition`` with ``frame``, a few rows (run stats, gate results,
+    an hour's quarantine): one task writes one file, in the table's sort order, without the range
+    shuffle and its sampling job that a distributed write plans (half the write's time)."""
     frame.coalesce(1).writeTo(table).option("distribution-mode", "none").overwrite(condition)
