@@ -657,12 +657,8 @@ class DebeziumJsonDecoder(JsonDecoder):
                                 f"unavailable-value placeholder), left out of the image")
                 partial = True
                 continue
-            image[column] = self._column_text(value, specs.get(column), warnings, column, hex_bytes)
+            image[column] = column_text(self, value, specs.get(column), warnings, column, hex_bytes)
         return image, partial
-
-    def _column_text(self, value: Any, spec: dict[str, Any] | None, warnings: list[str],
-                     column: str, hex_bytes: bool = False) -> str | None:
-        return column_text(self, value, spec, warnings, column, hex_bytes)
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
               table: str | None, warnings: list[str],
@@ -693,7 +689,7 @@ class DebeziumJsonDecoder(JsonDecoder):
                     spec = specs.get(column)
                     if cells:
                         value, spec = _cell_value(value)[1], _cell_spec(spec) or spec
-                    key_values[column] = self._column_text(value, spec, warnings, column)
+                    key_values[column] = column_text(self, value, spec, warnings, column)
         override = self.key_override(database, table)
         if override is not None:
             return list(override), key_values
