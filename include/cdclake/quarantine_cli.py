@@ -1,36 +1,76 @@
 """``cdclake quarantine summary|replay --hour H``: look at and replay an hour's quarantine.
 
-Replay after a decoder fix re-runs the hour through the hourly DAG (``cdclake run`` for that one
-hour). Normalize decodes every raw message of the hour again — the quarantined ones with the fixed
+Replay after a decoder fix (or a corrected topic setting, such as a topic configured with the
+wrong format) re-runs the hour through the hourly DAG (``cdclake run`` for that one hour).
+Normalize decodes every raw message of the hour again — the quarantined ones with the fixed
 decoder, the others exactly as before — and replaces the hour, so the messages that now decode
 move into the changelog (and, through compaction and the gates, into the published tables) and
 the rest stay quarantined. Re-running is idempotent, so a replay can be repeated safely.
+
+An hour whose gates failed was never published: its quarantine is on the hour's audit branch of
+``cdc.quarantine`` (write-audit-publish, ``spark_jobs.publish``), and that is what is shown,
+marked unpublished — it is usually why the gate failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
 
 from cdclake.config import PipelineConfig, load_config
+from cdclake.exceptions import CdclakeError
 from spark_jobs.cli_args import hour_text, parse_hour
 
-
-def quarantined(config: PipelineConfig, hour: dt.datetime) -> list[tuple]:
-    """(topic, reason, messages) of the hour's published quarantine."""
-    from cdclake.query import run_query
-
-    stamp = hour.strftime("%Y-%m-%d %H:%M:%S")
-    _columns, rows = run_query(
-        config, "SELECT kafka_topic, reason_code, count(*) FROM cdc.quarantine "
-                f"WHERE landed_hour = TIMESTAMPTZ '{stamp}+00' GROUP BY 1, 2 ORDER BY 1, 2")
-    return [tuple(r) for r in rows]
+QUARANTINE = ("cdc", "quarantine")
 
 
-def _print(rows: list[tuple]) -> None:
-    for topic, reason, count in rows:
+@dataclass(frozen=True)
+class HourQuarantine:
+    """The hour's quarantined messages by (topic, reason), and where they were read from."""
+
+    rows: list[tuple[str, str, int]]
+    branch: str | None  # the unpublished hour's audit branch; None: main (published)
+
+    @property
+    def total(self) -> int:
+        return sum(r[2] for r in self.rows)
+
+
+def quarantined(config: PipelineConfig, hour: dt.datetime) -> HourQuarantine:
+    """(topic, reason, messages) of the hour: its audit branch if unpublished, else ``main``."""
+    from pyiceberg.exceptions import NoSuchTableError
+    from pyiceberg.expressions import EqualTo
+
+    from cdclake.catalog import open_catalog
+    from spark_jobs.publish import audit_branch
+
+    try:
+        table = open_catalog(config).load_table(QUARANTINE)
+    except NoSuchTableError:
+        return HourQuarantine([], None)
+    branch = audit_branch(hour)
+    snapshot = table.snapshot_by_name(branch)
+    if snapshot is None:
+        branch, snapshot = None, table.current_snapshot()  # type: ignore[assignment]
+    if snapshot is None:
+        return HourQuarantine([], None)
+    stamp = hour.replace(tzinfo=dt.UTC).isoformat()
+    arrow = table.scan(row_filter=EqualTo("landed_hour", stamp), snapshot_id=snapshot.snapshot_id,
+                       selected_fields=("kafka_topic", "reason_code")).to_arrow()
+    counts = Counter(zip(arrow.column("kafka_topic").to_pylist(), arrow.column("reason_code").to_pylist(),
+                         strict=True))
+    return HourQuarantine(sorted((t, r, n) for (t, r), n in counts.items()), branch)
+
+
+def _print(found: HourQuarantine) -> None:
+    for topic, reason, count in found.rows:
         print(f"  {topic:<30} {reason:<18} {count}")
-    print(f"  total: {sum(r[2] for r in rows)}")
+    print(f"  total: {found.total}")
+    if found.branch is not None:
+        print(f"  (unpublished: the hour's gates have not passed; rows on branch {found.branch} of "
+              f"cdc.quarantine, e.g. SELECT * FROM cdc.quarantine.branch_{found.branch})")
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -42,10 +82,15 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     from cdclake.run_cli import run_range
 
-    run_range(config, args.hour, args.hour + dt.timedelta(hours=1))
+    try:
+        run_range(config, args.hour, args.hour + dt.timedelta(hours=1))
+    except CdclakeError:
+        print("replay failed; quarantine of the replayed hour:")
+        _print(quarantined(config, args.hour))
+        raise
     after = quarantined(config, args.hour)
-    moved = sum(r[2] for r in before) - sum(r[2] for r in after)
-    print(f"replayed: {moved} message(s) moved into the changelog; still quarantined:")
+    print(f"replayed: {before.total - after.total} message(s) left the quarantine (now changes or control "
+          "messages); still quarantined:")
     _print(after)
     return 0
 
