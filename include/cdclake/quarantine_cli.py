@@ -70,7 +70,7 @@ def _print(found: HourQuarantine) -> None:
     print(f"  total: {found.total}")
     if found.branch is not None:
         print(f"  (unpublished: the hour's gates have not passed; rows on branch {found.branch} of "
-              f"cdc.quarantine, e.g. SELECT * FROM cdc.quarantine.branch_{found.branch})")
+              f"cdc.quarantine; in Spark SQL: SELECT * FROM cdc.quarantine.branch_{found.branch})")
 
 
 def _command(args: argparse.Namespace) -> int:
