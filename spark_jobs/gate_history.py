@@ -6,8 +6,9 @@ a few dozen files an hour, forever, unless something deletes them. Both trees ar
 ``<suite path>/<run name>/<run time>/<batch>.{json,html}``, the run time being when the gate ran
 (``20240302T050012.123456Z``). :func:`expire_gate_results` deletes the run-time folders older than
 a cut-off in both trees (and the folders left empty), then rebuilds the Data Docs index so it links
-no deleted page. The durable record of every gate is ``ops.gate_results``; this only bounds the
-GX folder. Run daily by the maintenance DAG (step ``expire_gate_results``).
+no deleted page. The durable record of the gates is ``ops.gate_results`` (the latest run of each
+stage and hour); this only bounds the GX folder. Run daily by the maintenance DAG (step
+``expire_gate_results``).
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ with ``SHOW TABLES IN <namespace>``):
 6. ``expire_gate_results`` — not a table step: delete the GX validation results and Data Docs
    pages of gates run more than ``maintenance.gate_results_retention_days`` ago (default 30) from
    the GX folder of the state folder, and rebuild the Data Docs index
-   (:mod:`spark_jobs.gate_history`). ``ops.gate_results`` keeps every gate's outcome. It runs when
-   the whole lakehouse is maintained, not when ``tables`` are named.
+   (:mod:`spark_jobs.gate_history`). ``ops.gate_results`` keeps the latest outcome of every stage
+   and hour (a re-run's replaces the earlier one's). It runs when the whole lakehouse is
+   maintained, not when ``tables`` are named.
 
 The reference time ("now") is the DAG run's ``data_interval_end``, so a re-run computes the same
 cut-offs; a reference time in the future is refused (it would treat in-flight files as orphans).
