@@ -23,8 +23,6 @@ from cdclake.config import PipelineConfig, load_config
 from cdclake.exceptions import CdclakeError
 from spark_jobs.cli_args import hour_text, parse_hour
 
-QUARANTINE = ("cdc", "quarantine")
-
 
 @dataclass(frozen=True)
 class HourQuarantine:
@@ -45,15 +43,16 @@ def quarantined(config: PipelineConfig, hour: dt.datetime) -> HourQuarantine:
 
     from cdclake.catalog import open_catalog
     from spark_jobs.publish import audit_branch
+    from spark_jobs.tables import QUARANTINE
 
     try:
         table = open_catalog(config).load_table(QUARANTINE)
     except NoSuchTableError:
         return HourQuarantine([], None)
-    branch = audit_branch(hour)
+    branch: str | None = audit_branch(hour)
     snapshot = table.snapshot_by_name(branch)
     if snapshot is None:
-        branch, snapshot = None, table.current_snapshot()  # type: ignore[assignment]
+        branch, snapshot = None, table.current_snapshot()
     if snapshot is None:
         return HourQuarantine([], None)
     stamp = hour.replace(tzinfo=dt.UTC).isoformat()
