@@ -20,7 +20,7 @@ The row key is ``_id``. ``clusterTime`` (``"seconds:increment"``, the oplog posi
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal, overload
 
 from spark_jobs.formats import errors
 from spark_jobs.formats._mongo_shell import (
@@ -58,7 +58,7 @@ class DrsMongoDecoder(JsonDecoder):
                             f"'op' must be one of INSERT, UPDATE, DELETE, DDL, got {op_text!r}")
         record_type = str(doc.get("recordType") or doc.get("extra") or "").strip().lower()
         warnings: list[str] = []
-        common = {
+        common: dict[str, Any] = {
             "db_type": doc.get("dbType") if doc.get("dbType") is not None else "MongoDB",
             "database": doc.get("db"),
             "table_name": doc.get("coll"),
@@ -104,14 +104,24 @@ class DrsMongoDecoder(JsonDecoder):
         )])
 
     # -- parts ---------------------------------------------------------------------------
+    @overload
+    def _document(self, doc: dict[str, Any], name: str, required: Literal[True]) -> dict[str, Any]: ...
+
+    @overload
+    def _document(self, doc: dict[str, Any], name: str, required: bool) -> dict[str, Any] | None: ...
+
     def _document(self, doc: dict[str, Any], name: str, required: bool) -> dict[str, Any] | None:
         raw = doc.get(name)
         if raw is None:
             if required:
                 raise self.fail(errors.MISSING_FIELD, f"'{name}' is missing or null")
             return None
-        if isinstance(raw, dict):  # already JSON (extended-JSON wrappers allowed)
-            return from_json_value(raw)
+        if isinstance(raw, dict):  # already JSON (extended-JSON wrappers allowed inside)
+            document = from_json_value(raw)
+            if not isinstance(document, dict):  # the field itself is a wrapper ({"$oid": ...})
+                raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a document, got an "
+                                f"extended-JSON {type(document).__name__} ({next(iter(raw))})")
+            return document
         if not isinstance(raw, str):
             raise self.fail(errors.INVALID_FIELD, f"'{name}' must be a shell-syntax document string")
         if not raw.strip():
