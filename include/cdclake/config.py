@@ -212,7 +212,16 @@ def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:
     if unknown:
         raise ConfigError(f"unknown key(s) under 'maintenance': {unknown}; known: "
                           f"{sorted(MaintenanceConfig.__dataclass_fields__)}")
-    values = {k: (None if v is None else int(v)) for k, v in raw.items()}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if value is None and key == "target_file_size_bytes":  # None: Iceberg's own target
+            values[key] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | str) or \
+                not str(value).strip().lstrip("-").isdigit():
+            raise ConfigError(f"maintenance.{key} must be a whole number, got {value!r} (leave the key "
+                              f"out for the default, {getattr(MaintenanceConfig, key)!r})")
+        values[key] = int(value)
     config = MaintenanceConfig(**values)
     if config.retain_last < 1:
         raise ConfigError("maintenance.retain_last must be at least 1 (the current snapshot)")

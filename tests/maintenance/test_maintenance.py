@@ -85,6 +85,13 @@ def test_maintenance_configuration(tmp_path: Path):
     config_file.write_text("maintenance:\n  orphan_file_age_days: 0\n")
     with pytest.raises(ConfigError, match="orphan_file_age_days"):
         load_config(config_file)
+    for value in ("", "null", "three", "1.5", "true"):
+        config_file.write_text(f"maintenance:\n  retain_last: {value}\n")
+        with pytest.raises(ConfigError, match=r"maintenance.retain_last must be a whole number, got .*"
+                                              r"\(leave the key out for the default, 5\)"):
+            load_config(config_file)
+    config_file.write_text("maintenance:\n  target_file_size_bytes: null\n  min_input_files: '7'\n")
+    assert load_config(config_file).maintenance == MaintenanceConfig(min_input_files=7)
     config_file.write_text("maintenance:\n  retention: 2\n")
     with pytest.raises(ConfigError, match="unknown key"):
         load_config(config_file)
