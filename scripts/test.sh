@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run the whole test suite: lint, then pytest (unit + integration on the
-# real Kafka broker, Spark, Iceberg catalog, GX and Airflow). Usage: bash scripts/test.sh [pytest args]
+# Set up (if needed) and run the whole test suite: lint, type check, then pytest (unit + integration
+# on the real Kafka broker, Spark, Iceberg catalog, GX and Airflow). Usage: bash scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,5 +8,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 export GX_ANALYTICS_ENABLED=false
 echo; echo "== ruff"
 ruff check .
+echo; echo "== mypy"
+mypy
 echo; echo "== pytest"
 pytest -q -p no:cacheprovider "$@"

@@ -73,7 +73,7 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,7 +253,7 @@ def events_of_change(change: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _events_udf(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+def _events_udf(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     columns = [c.strip().split(" ")[0] for c in EVENT_SCHEMA.split(",")]
     for frame in frames:
         rows = [e for change in frame.to_dict("records") for e in events_of_change(change)]
@@ -322,7 +322,7 @@ def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> 
             "vals": json.dumps(values, ensure_ascii=False), "count": 0 if exists is False else 1}
 
 
-def _fold_partitions(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+def _fold_partitions(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """Fold every key of a partition (rows arrive clustered by key): plain Python per key, one
     pandas frame per batch — a pandas frame per key (``applyInPandas``) costs far more."""
     columns = [c.strip().split(" ")[0] for c in FOLD_SCHEMA.split(",")]
@@ -417,7 +417,8 @@ def _top_level_parts(text: str) -> list[str]:
     """``a int, b decimal(10,2) default 'x,y'; rest`` -> ``["a int", " b decimal(10,2) default
     'x,y'"]``: ``text`` split at the commas outside parentheses and quotes, up to a ``;`` or an
     unmatched ``)``."""
-    parts, depth, start, quote = [], 0, 0, ""
+    parts: list[str] = []
+    depth, start, quote = 0, 0, ""
     for index, char in enumerate(text):
         if quote:
             quote = "" if char == quote else quote
@@ -533,7 +534,7 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
                   f"({table_props}, '{SOURCE_PROPERTY}'={_literal(source)})")
 
 
-def evolve_schema(spark: SparkSession, table: str, declared: dict[str, str | None]) -> dict[str, str]:
+def evolve_schema(spark: SparkSession, table: str, declared: Mapping[str, str | None]) -> dict[str, str]:
     """Add new columns and widen types; returns the data columns (name -> Spark type) after."""
     existing = _schema(spark, table)
     meta_names = {n for n, _ in META_COLUMNS} | {OCCURRENCE}

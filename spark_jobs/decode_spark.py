@@ -9,7 +9,7 @@ halves are hash-partitioned by their pair key and merged in one pass), lineage c
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,8 +197,10 @@ def _decode_batch(batch: pa.RecordBatch, decoders: dict[str, Decoder],
             if problem is not None:
                 unstorable[i] = f"{row.get('source_format')}: the change row cannot be stored: {problem}"
     kept = [n for n, i in enumerate(source) if i not in unstorable]
-    new_extra = {}
-    new_rows, new_kinds, new_source = [], [], []
+    new_extra: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
+    new_rows: list[dict[str, Any]] = []
+    new_kinds: list[str] = []
+    new_source: list[int] = []
     for n in kept:
         if n in extra:
             new_extra[len(new_rows)] = extra[n]
@@ -264,7 +266,7 @@ def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
     return source.mapInArrow(_decode_batches(dict(topic_formats), fallback), OUTCOME_SCHEMA)
 
 
-def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _pair_partition(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Merge update halves; input is sorted by (topic, pair key), so each pair's halves are
     adjacent. Pairs never cross topics (two topics may carry the same vendor sequence)."""
     group: list[dict[str, Any]] = []

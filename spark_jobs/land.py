@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -175,7 +176,10 @@ def ledger_rows(plan: OffsetPlan, landed: Mapping[tuple[str, int], tuple], run_i
 
 def _check_inside(r: PartitionRange, count: int, first: int | None, last: int | None) -> None:
     # Spark's Kafka source honours the offsets; this guards the contract the raw gate relies on.
-    if count and (first < r.start or last >= r.end or count > r.end - r.start):
+    if not count:
+        return
+    lowest, highest = cast(int, first), cast(int, last)  # count > 0: the offsets' min and max
+    if lowest < r.start or highest >= r.end or count > r.end - r.start:
         raise RuntimeError(f"{r.topic}/{r.partition}: landed offsets {first}..{last} ({count}) fall "
                            f"outside the planned range [{r.start}, {r.end})")
 

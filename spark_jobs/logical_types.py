@@ -28,6 +28,7 @@ The join is commutative, so the final type does not depend on the order hours ar
 from __future__ import annotations
 
 import re
+from typing import overload
 
 from spark_jobs.identifiers import quote
 
@@ -63,6 +64,14 @@ def spark_type(logical: str | None) -> str | None:
 def decimal_parts(sql_type: str) -> tuple[int, int] | None:
     match = _SPARK_DECIMAL.match(sql_type.replace(" ", ""))
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+@overload
+def widen(current: str, new: str | None, where: str = "") -> str: ...
+
+
+@overload
+def widen(current: str | None, new: str | None, where: str = "") -> str | None: ...
 
 
 def widen(current: str | None, new: str | None, where: str = "") -> str | None:

@@ -24,10 +24,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, Row, SparkSession
 
 ROOT = Path(__file__).resolve().parents[2]
 HOUR = dt.datetime(2024, 6, 1, 12)
@@ -105,7 +105,7 @@ def main() -> int:
                    F.current_timestamp().alias("landed_at")))
     raw.writeTo(RAW_MESSAGES).overwrite(F.col("landed_hour") == F.lit(HOUR))
     stored = spark.table(RAW_MESSAGES).where(F.col("landed_hour") == F.lit(HOUR))
-    avg_bytes = stored.select(F.avg(F.length("value"))).first()[0]
+    avg_bytes = cast("Row", stored.select(F.avg(F.length("value"))).first())[0]
     print(f"generated in {time.perf_counter() - t0:.1f}s; average value {avg_bytes:.0f} bytes")
 
     formats = {topic: TopicFormat(fmt, FormatOptions()) for topic, fmt, _f, _i in TEMPLATES}

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import TextIO
 
 from cdclake.airflow_env import airflow_binary, airflow_env, airflow_home, ensure_airflow_db
 from cdclake.config import PipelineConfig, load_config
@@ -155,7 +156,7 @@ def backfill_runs(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str,
 
 
 def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, reprocess: str = "completed",
-             wait: bool = False, timeout_s: float = 6 * 3600, out: object = sys.stderr) -> int:
+             wait: bool = False, timeout_s: float = 6 * 3600, out: TextIO = sys.stderr) -> int:
     """Backfill the hours ``[start, end)`` on the running scheduler; with ``wait``, follow them."""
     hours = hours_between(start, end)
     if _running(config) is None:
@@ -168,7 +169,7 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
     if result.returncode != 0:
         raise CdclakeError(f"airflow backfill create failed:\n{(result.stdout + result.stderr)[-3000:]}")
     print(f"backfill of {len(hours)} hour(s) {hour_text(hours[0])} .. {hour_text(hours[-1])} created "
-          f"(max active runs 1)", file=out)  # type: ignore[arg-type]
+          f"(max active runs 1)", file=out)
     if not wait:
         return 0
     deadline = time.monotonic() + timeout_s
@@ -177,14 +178,14 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
         states = backfill_runs(config, hours)
         done = sum(1 for s in states.values() if s in FINISHED)
         if done != shown:
-            print(f"\r{done}/{len(hours)} hours finished", end="", file=out, flush=True)  # type: ignore[arg-type]
+            print(f"\r{done}/{len(hours)} hours finished", end="", file=out, flush=True)
             shown = done
         if len(states) == len(hours) and done == len(hours):
-            print(file=out)  # type: ignore[arg-type]
+            print(file=out)
             failed = sorted(h for h, s in states.items() if s != "success")
             if failed:
                 print(f"failed hours: {', '.join(failed)} (logs: {airflow_home(config) / 'logs'})",
-                      file=out)  # type: ignore[arg-type]
+                      file=out)
                 return 1
             return 0
         if time.monotonic() > deadline:

@@ -22,6 +22,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from cdclake.paths import PROJECT_ROOT, state_home
 
@@ -157,11 +158,11 @@ def produce(bootstrap: str, messages: list[DemoMessage]) -> None:
         raise RuntimeError("not every demo message was delivered to Kafka")
 
 
-def run_demo(home: Path, out: object = sys.stdout) -> int:
+def run_demo(home: Path, out: TextIO = sys.stdout) -> int:
     from cdclake import kafka_broker
 
     def say(text: str = "") -> None:
-        print(text, file=out, flush=True)  # type: ignore[arg-type]
+        print(text, file=out, flush=True)
 
     kafka_broker.stop(home)
     if home.exists():

@@ -298,8 +298,8 @@ def command(action: str, port: int | None = None) -> int:
               f"data in {broker_paths(home).data}")
         return 0
     if action == "stop":
-        pid = stop(home)
-        print("Kafka broker is not running" if pid is None else f"Kafka broker stopped (pid {pid})")
+        stopped = stop(home)
+        print("Kafka broker is not running" if stopped is None else f"Kafka broker stopped (pid {stopped})")
         return 0
     current = status(home)
     if current is None:

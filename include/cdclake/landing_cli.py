@@ -12,10 +12,15 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict, cast
 
 from cdclake.exceptions import CdclakeError, ConfigError, LandingError
 
 PRODUCE_TIMEOUT_S = 60.0
+
+
+class _Partition(TypedDict, total=False):
+    partition: int
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -68,7 +73,7 @@ def ensure_topic(settings: dict[str, str], topic: str, partitions: int) -> bool:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient(settings)
+    admin = AdminClient(cast("dict[str, str | int | float | bool]", settings))
     if topic in admin.list_topics(timeout=30).topics:
         return False
     try:
@@ -96,7 +101,7 @@ def produce(settings: dict[str, str], topic: str, values: list[bytes], keys: lis
 
     producer = Producer({**settings, "enable.idempotence": True, "linger.ms": 5})
     for index, value in enumerate(values):
-        extra = {} if partition is None else {"partition": partition}
+        extra: _Partition = {} if partition is None else {"partition": partition}
         producer.produce(topic, value=value, key=None if keys is None else keys[index],
                          timestamp=timestamp_ms or 0, on_delivery=delivered, **extra)
         producer.poll(0)

@@ -39,7 +39,8 @@ class HourQuarantine:
 def quarantined(config: PipelineConfig, hour: dt.datetime) -> HourQuarantine:
     """(topic, reason, messages) of the hour: its audit branch if unpublished, else ``main``."""
     from pyiceberg.exceptions import NoSuchTableError
-    from pyiceberg.expressions import EqualTo
+    from pyiceberg.expressions import EqualTo, Reference
+    from pyiceberg.expressions.literals import literal
 
     from cdclake.catalog import open_catalog
     from spark_jobs.publish import audit_branch
@@ -49,14 +50,16 @@ def quarantined(config: PipelineConfig, hour: dt.datetime) -> HourQuarantine:
         table = open_catalog(config).load_table(QUARANTINE)
     except NoSuchTableError:
         return HourQuarantine([], None)
-    branch: str | None = audit_branch(hour)
-    snapshot = table.snapshot_by_name(branch)
+    audit = audit_branch(hour)
+    branch: str | None = audit
+    snapshot = table.snapshot_by_name(audit)
     if snapshot is None:
         branch, snapshot = None, table.current_snapshot()
     if snapshot is None:
         return HourQuarantine([], None)
     stamp = hour.replace(tzinfo=dt.UTC).isoformat()
-    arrow = table.scan(row_filter=EqualTo("landed_hour", stamp), snapshot_id=snapshot.snapshot_id,
+    arrow = table.scan(row_filter=EqualTo(term=Reference("landed_hour"), value=literal(stamp)),
+                       snapshot_id=snapshot.snapshot_id,
                        selected_fields=("kafka_topic", "reason_code")).to_arrow()
     counts = Counter(zip(arrow.column("kafka_topic").to_pylist(), arrow.column("reason_code").to_pylist(),
                          strict=True))

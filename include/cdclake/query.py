@@ -44,8 +44,8 @@ def run_query(config: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
 
     catalog = open_catalog(config)
     known: set[tuple[str, str]] = set()
-    for namespace in catalog.list_namespaces():
-        for identifier in catalog.list_tables(namespace):
+    for listed in catalog.list_namespaces():
+        for identifier in catalog.list_tables(listed):
             known.add((identifier[0], identifier[-1]))
     con = duckdb.connect()
     for namespace, table in referenced_tables(sql, known):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from cdclake.airflow_env import airflow_binary, airflow_env, airflow_home, ensure_airflow_db
 from cdclake.config import PipelineConfig, load_config
@@ -62,7 +63,7 @@ def _bar(done: int, total: int, label: str) -> str:
 
 
 def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
-              conf: dict[str, object] | None = None, out: object = sys.stderr) -> list[Path]:
+              conf: dict[str, object] | None = None, out: TextIO = sys.stderr) -> list[Path]:
     hours = hours_between(start, end)
     ensure_airflow_db(config)
     log_dir = airflow_home(config) / "run-logs"
@@ -70,9 +71,9 @@ def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
     logs = []
     began = time.monotonic()
     for i, hour in enumerate(hours):
-        print(_bar(i, len(hours), f"running {hour_text(hour)}"), end="", file=out, flush=True)  # type: ignore[arg-type]
+        print(_bar(i, len(hours), f"running {hour_text(hour)}"), end="", file=out, flush=True)
         logs.append(run_hour(config, hour, log_dir, conf))
-    print(_bar(len(hours), len(hours), f"done in {time.monotonic() - began:.0f}s"), file=out)  # type: ignore[arg-type]
+    print(_bar(len(hours), len(hours), f"done in {time.monotonic() - began:.0f}s"), file=out)
     return logs
 
 

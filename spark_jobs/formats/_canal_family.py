@@ -354,7 +354,8 @@ class CanalFamilyDecoder(JsonDecoder):
             kind = "DDL"  # ``isDdl`` alone says what it is (Flink CDC's Canal reader accepts it)
         else:
             kind = self.require(doc, "type", str)
-        tidb = doc.get("_tidb") if isinstance(doc.get("_tidb"), dict) else {}
+        raw_tidb = doc.get("_tidb")
+        tidb: dict[str, Any] = raw_tidb if isinstance(raw_tidb, dict) else {}
         gtid = doc.get("gtid")
         position = None
         if isinstance(gtid, str) and gtid:
@@ -808,8 +809,9 @@ class DrsEvidence:
 
 def drs_evidence(doc: dict[str, Any]) -> DrsEvidence:
     kind = str(doc.get("type", "")).strip().upper()
-    type_names = doc.get("mysqlType") if isinstance(doc.get("mysqlType"), dict) else {}
-    sql_types = doc.get("sqlType") if isinstance(doc.get("sqlType"), dict) else {}
+    raw_type_names, raw_sql_types = doc.get("mysqlType"), doc.get("sqlType")
+    type_names: dict[str, Any] = raw_type_names if isinstance(raw_type_names, dict) else {}
+    sql_types: dict[str, Any] = raw_sql_types if isinstance(raw_sql_types, dict) else {}
     drs = kind in ("INIT", "INIT_DDL", "DDL")  # Canal names DDL by kind (CREATE, ALTER, ...)
     json_c = not_drs = False
     data, old = _rows(doc, "data"), _rows(doc, "old")

@@ -295,7 +295,7 @@ class OmsDefaultDecoderBase(JsonDecoder):
         db_type = plain_text(meta.get("dbType"))
         database, tenant = split_tenant(plain_text(meta.get("db")), db_type)
         table = plain_text(meta.get("table_name"))
-        common = {
+        common: dict[str, Any] = {
             "db_type": db_type, "database": database, "schema_name": tenant, "table_name": table,
             "event_time": self._event_time(meta),
             "source_sequence": sortable_sequence(meta.get("storeDataSequence")),

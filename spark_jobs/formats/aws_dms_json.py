@@ -78,7 +78,7 @@ class AwsDmsJsonDecoder(JsonDecoder):
         table = plain_text(metadata.get("table-name"))
         produced = self._time(metadata, "timestamp")
         commit = self._time(metadata, "commit-timestamp")
-        common = {
+        common: dict[str, Any] = {
             "schema_name": schema, "table_name": table,
             "event_time": commit if commit is not None else produced, "produced_time": produced,
             "transaction_id": plain_text(metadata.get("transaction-id")),
@@ -101,6 +101,8 @@ class AwsDmsJsonDecoder(JsonDecoder):
         data = dict(self.require(doc, "data", dict))
         before_raw = self._before_image(doc, data)
         image = {str(k): untyped_text(v) for k, v in data.items()}
+        before: dict[str, str | None] | None
+        after: dict[str, str | None] | None
         if op == "DELETE":
             before, after = image, None
         else:

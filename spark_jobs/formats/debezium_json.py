@@ -349,7 +349,8 @@ class DebeziumJsonDecoder(JsonDecoder):
                                                    f"(c, u, d, r, t, m; CloudCanal i, a)")
             if OPS[op] == "DDL":
                 return Decoded(rows=self._ddl_rows(payload, message))
-            source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+            raw_source = payload.get("source")
+            source: dict[str, Any] = raw_source if isinstance(raw_source, dict) else {}
             if op == "r" and _connector(source) == "cassandra":
                 raise self.fail(errors.INVALID_OP, "Cassandra 'op' r is a range tombstone: it deletes a "
                                                    "range of clustering rows that no key names; not applied")
@@ -555,7 +556,7 @@ class DebeziumJsonDecoder(JsonDecoder):
         specs = {name: spec for name, spec in value_specs(schema).items() if not _is_flat_meta(name)}
         image, partial = self._image(columns, "row", specs, warnings)
         before, after = (image, None) if op == "DELETE" else (None, image)
-        envelope = {name: meta[name] for name in ("ts_ms", "ts_us", "ts_ns") if name in meta}
+        envelope: dict[str, Any] = {name: meta[name] for name in ("ts_ms", "ts_us", "ts_ns") if name in meta}
         source = {name: value for name, value in meta.items() if name in _FLAT_SOURCE}
         source.update({name[len("source_"):]: value for name, value in meta.items()
                        if name.startswith("source_")})
@@ -899,7 +900,8 @@ class DebeziumJsonDecoder(JsonDecoder):
                 table = parts[-1]
                 if len(parts) == 3:
                     change_schema = parts[1]
-            spec = change.get("table") if isinstance(change.get("table"), dict) else {}
+            raw_spec = change.get("table")
+            spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
             names = spec.get("primaryKeyColumnNames")
             if names is not None and not isinstance(names, list):
                 raise self.invalid(f"tableChanges[{index}].table.primaryKeyColumnNames", "an array",
@@ -1339,8 +1341,9 @@ def _ddl_column_types(columns: Any, path: str) -> dict[str, str]:
         if logical in (None, "STRING"):
             # No name, or one not known as a type (SQL Server / Db2 "int identity"): the JDBC
             # type code says what the column holds.
+            jdbc_type: Any = column.get("jdbcType")  # int() of None raises TypeError: no type code
             try:
-                logical = JAVA_SQL_TYPES.get(int(column.get("jdbcType")), "STRING")
+                logical = JAVA_SQL_TYPES.get(int(jdbc_type), "STRING")
             except (TypeError, ValueError):
                 if logical is None:
                     continue
@@ -1461,7 +1464,7 @@ def _cell_spec(spec: dict[str, Any] | None) -> dict[str, Any] | None:
     return by_name["value"]
 
 
-def _has_cells(payload: dict[str, Any], specs: dict[str, dict[str, Any]], connector: str) -> bool:
+def _has_cells(payload: dict[str, Any], specs: dict[Any, dict[str, Any]], connector: str | None) -> bool:
     """Whether the event's images hold column cells: the schema says so, or (no cell schema) every
     non-null column of ``before`` and ``after`` is a cell object. A user's JSON column that merely
     has a ``value`` key is no cell: cells are all-or-nothing and of these exact shapes."""

@@ -105,7 +105,7 @@ class DrsAvroDecoder(Decoder):
         database = parts[0] if len(parts) > 1 else None
         schema_name = parts[1] if len(parts) > 2 else None
         table = parts[-1]
-        common = {
+        common: dict[str, Any] = {
             "database": database, "schema_name": schema_name, "table_name": table,
             "event_time": _epoch_micros(record.get("updateTimestamp")),
             "source_sequence": _sequence(record.get("seqno")),

@@ -100,7 +100,7 @@ class DrsJsonGenericDecoder(JsonDecoder):
         if doc.get("isDdl") is True:
             op = "DDL"
         table = doc.get("table")
-        common = {
+        common: dict[str, Any] = {
             "db_type": doc.get("dbType"),
             "database": doc.get("database"),
             "schema_name": doc.get("schema"),
@@ -115,6 +115,7 @@ class DrsJsonGenericDecoder(JsonDecoder):
         types = self._column_types(doc)
         data = self._rows(doc, "data")
         old = self._rows(doc, "old")
+        pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]]
         if op in ("INSERT", "SNAPSHOT"):
             pairs = [(None, row) for row in data]
             if not data:
@@ -185,7 +186,7 @@ class DrsJsonGenericDecoder(JsonDecoder):
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise self.fail(errors.INVALID_FIELD, "'pkNames' must be an array of column names")
             return tuple(names)
-        first = next((image for pair in pairs for image in pair if image), {})
+        first: dict[str, Any] = next((image for pair in pairs for image in pair if image), {})
         for row_id in ROW_ID_COLUMNS:
             if row_id in first:
                 return (row_id,)

@@ -420,18 +420,18 @@ def _datetime_text(parts: dict[str, int | None], meaning: str | None,
                    "TIME" if has_time else "YEAR" if year is not None else None)
     if meaning == "YEAR" and year is not None:
         return str(year), "LONG"
-    if meaning == "DATE" and has_date:
+    if meaning == "DATE" and year is not None and month is not None and day is not None:
         text = f"{year:04d}-{month:02d}-{day:02d}"
         _check_date(text, year, month, day)
         return text, "DATE"
-    if meaning == "TIME" and has_time:
+    if meaning == "TIME" and hour is not None and minute is not None:
         # MySQL TIME spans -838:59:59 .. 838:59:59. DTS writes a negative value with every part
         # negated (-00:30:00 is hour 0, minute -30): the value is negative when any part is, and
         # each part prints as its magnitude (vendor DateTime.toJdbcString / MysqlFieldConverter).
         sign = "-" if any((p or 0) < 0 for p in (hour, minute, second, millis)) else ""
         return (f"{sign}{abs(hour):02d}:{abs(minute):02d}:{abs(second or 0):02d}{fraction}",
                 "TIME")
-    if meaning == "DATETIME" and has_date:
+    if meaning == "DATETIME" and year is not None and month is not None and day is not None:
         date_text = f"{year:04d}-{month:02d}-{day:02d}"
         time_text = f"{hour or 0:02d}:{minute or 0:02d}:{second or 0:02d}"
         _check_date(f"{date_text} {time_text}", year, month, day, hour or 0, minute or 0, second or 0)
@@ -447,9 +447,10 @@ class _InvalidCalendar(ConversionWarning):
         self.text = text
 
 
-def _check_date(text: str, *parts: int) -> None:
+def _check_date(text: str, year: int, month: int, day: int,
+                hour: int = 0, minute: int = 0, second: int = 0) -> None:
     try:
-        datetime(*parts)  # type: ignore[arg-type, misc]
+        datetime(year, month, day, hour, minute, second)
     except ValueError:
         raise _InvalidCalendar(text) from None
 

@@ -141,7 +141,7 @@ class MaxwellJsonDecoder(JsonDecoder):
             return Decoded(control=CONTROL_TYPES[kind])
         database = plain_text(doc.get("database"))
         table = plain_text(doc.get("table"))
-        common = {
+        common: dict[str, Any] = {
             "database": database, "table_name": table, "event_time": self._ts(doc, kind in DDL_TYPES),
             "source_position": plain_text(doc.get("position")),
             "transaction_id": plain_text(doc.get("xid")),

@@ -244,10 +244,10 @@ class OggJsonDecoder(JsonDecoder):
         present = _present_columns(image)
         if not specs or present is None:
             return untyped_image(present)
-        image: dict[str, str | None] = {}
+        text_image: dict[str, str | None] = {}
         for column, value in present.items():
-            image[column] = column_text(self, value, specs.get(column), warnings, column)
-        return image
+            text_image[column] = column_text(self, value, specs.get(column), warnings, column)
+        return text_image
 
     def _key_columns(self, doc: dict[str, Any], schema: str | None, table: str) -> list[str]:
         override = self.key_override(schema, table)

@@ -60,12 +60,14 @@ class OmsSharePlexDecoder(JsonDecoder):
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
         meta = doc.get("meta")
-        op = str(meta.get("op", "")).lower() if isinstance(meta, dict) else ""
+        if not isinstance(meta, dict):
+            return False
+        op = str(meta.get("op", "")).lower()
         if op == DDL_OP:
             return isinstance(doc.get("sql"), dict) and "table" in meta
         if op == HEARTBEAT_OP:
             return isinstance(doc.get("data"), dict) and "posttime" in meta and "scn" in meta
-        return (isinstance(meta, dict) and op in OPS
+        return (op in OPS
                 and (isinstance(doc.get("data"), dict) or op == "truncate")
                 and ("rowid" in meta or "table" in meta))
 

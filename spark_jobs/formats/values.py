@@ -96,7 +96,7 @@ def concatenated_objects(value: bytes | None) -> list[dict[str, Any]] | None:
 
 
 # What ``json.dumps(text, ensure_ascii=False)`` does for a str, without building an encoder.
-_json_text = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_json_text = json.encoder.encode_basestring
 
 
 def dumps_compact(value: Any) -> str:

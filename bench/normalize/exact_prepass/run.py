@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -55,7 +56,7 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=200_000)
     args = parser.parse_args()
     sys.path[:0] = [str(ROOT), str(ROOT / "include")]
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, Row, SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
@@ -72,8 +73,8 @@ def main() -> int:
         spark.udf.registerJavaFunction("exact_json", "cdclake.bench.ExactJson", StringType())
 
         sample = spark.createDataFrame([(EXACT_SAMPLE.encode(),)], "value binary")
-        got = sample.select(F.from_json(F.expr("exact_json(value)"), MAP)).first()[0]
-        bare = sample.select(F.from_json(F.col("value").cast("string"), MAP)).first()[0]
+        got = cast(Row, sample.select(F.from_json(F.expr("exact_json(value)"), MAP)).first())[0]
+        bare = cast(Row, sample.select(F.from_json(F.col("value").cast("string"), MAP)).first())[0]
         print(f"exact: {got == EXACT_EXPECTED} (bare from_json gives a={bare['a']!r}, "
               f"d={bare['d']!r}, f={bare['f'][:12]!r}...)")
         if got != EXACT_EXPECTED:
