@@ -12,18 +12,22 @@ import datetime as dt
 import json
 import sys
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
 from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.compact import CompactionOptions, CompactionSummary, compact_hour
 
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
-def options_from_config(config: object) -> CompactionOptions:
-    return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days))  # type: ignore[attr-defined]
+
+def options_from_config(config: PipelineConfig) -> CompactionOptions:
+    return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days))
 
 
-def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str,
+def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,
         branch: str | None = None) -> CompactionSummary:
     """Compact ``hour``; with ``branch`` (write-audit-publish) every read and write goes through
     the hour's audit branch: the changelog branch holds the hour being audited, and the current

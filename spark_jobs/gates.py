@@ -28,7 +28,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -40,6 +40,9 @@ from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, tombstone_table_name
 from spark_jobs.publish import current_tables, has_branch
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +144,9 @@ def load_suite(stage: str, folder: Path = SUITES_DIR) -> list[SuiteBatch]:
             for name in batches if grouped[name]]
 
 
-def suite_parameters(config: object) -> dict[str, Any]:
+def suite_parameters(config: PipelineConfig) -> dict[str, Any]:
     """The suites' ``$PARAMETER`` values from the ``gates:`` section of the configuration."""
-    gates = config.gates  # type: ignore[attr-defined]
+    gates = config.gates
     floor = dt.datetime.fromisoformat(str(gates.event_time_floor))
     return {
         "event_time_floor": floor.replace(tzinfo=None).isoformat(),
@@ -326,7 +329,7 @@ def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
     return [t for t in existing if t in names]
 
 
-def _frames(spark: SparkSession, config: object, stage: str, batch: str, hour: dt.datetime,
+def _frames(spark: SparkSession, config: PipelineConfig, stage: str, batch: str, hour: dt.datetime,
             branch: str | None, now: dt.datetime,
             tables: Sequence[str]) -> list[tuple[str | None, DataFrame]]:
     if stage == "raw":
@@ -336,22 +339,22 @@ def _frames(spark: SparkSession, config: object, stage: str, batch: str, hour: d
     if stage == "changelog":
         if batch == "changes":
             return [(None, gate_frames.changelog_changes(spark, hour, branch))]
-        rate_max = {t.name: t.quarantine_rate_max for t in config.topics  # type: ignore[attr-defined]
+        rate_max = {t.name: t.quarantine_rate_max for t in config.topics
                     if t.quarantine_rate_max is not None}
-        default = config.gates.quarantine_rate_max  # type: ignore[attr-defined]
+        default = config.gates.quarantine_rate_max
         return [(None, gate_frames.changelog_topics(spark, hour, branch, rate_max, default))]
     return [(table, gate_frames.current_rows(
         spark, table, branch if branch and has_branch(spark, table, branch) else None, now))
         for table in tables]
 
 
-def run_gate(spark: SparkSession, config: object, stage: str, hour: dt.datetime, run_id: str, *,
+def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.datetime, run_id: str, *,
              branch: str | None = None, tables: Sequence[str] | None = None,
              suites_dir: Path = SUITES_DIR, runner: GateRunner | None = None) -> GateReport:
     """Validate ``stage`` of ``hour``, record results (``ops.gate_results``, Data Docs), raise on failure."""
     suites = load_suite(stage, suites_dir)
     ensure_tables(spark)
-    runner = runner or gate_runner(spark, Path(config.home))  # type: ignore[attr-defined]
+    runner = runner or gate_runner(spark, Path(config.home))
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     targets = _current_targets(spark, hour, branch, tables) if stage == "current" else []
     if stage == "current" and not targets:

@@ -13,24 +13,28 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
 from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.land import LandingSummary, land_hour
 
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
-def plan_hour(config: object, hour: dt.datetime, topics: tuple[str, ...] | None = None,
+
+def plan_hour(config: PipelineConfig, hour: dt.datetime, topics: tuple[str, ...] | None = None,
               now: dt.datetime | None = None):  # -> OffsetPlan
     """Plan ``[hour, hour + 1h)`` for ``topics`` (default: the configured ones)."""
     from cdclake.kafka_settings import kafka_client_config
     from cdclake.offsets import plan_offset_ranges
 
-    names = topics or tuple(t.name for t in config.topics)  # type: ignore[attr-defined]
+    names = topics or tuple(t.name for t in config.topics)
     return plan_offset_ranges(kafka_client_config(config), names, hour, hour + dt.timedelta(hours=1), now=now)
 
 
-def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, plan=None, *,
+def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str, plan=None, *,
         topics: tuple[str, ...] | None = None, accept_gaps: bool = False) -> LandingSummary:
     """Land ``hour``: with ``plan`` (an ``OffsetPlan``) as given, else planned here."""
     from cdclake.exceptions import LandingError

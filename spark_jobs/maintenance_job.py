@@ -16,24 +16,28 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
 from spark_jobs.maintenance import STEPS, MaintenanceOptions, MaintenanceSummary, maintain
 
-
-def options_from_config(config: object) -> MaintenanceOptions:
-    return MaintenanceOptions(**asdict(config.maintenance),  # type: ignore[attr-defined]
-                              tombstone_retention_days=int(config.tombstone_retention_days))  # type: ignore[attr-defined]
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 
-def run(spark: SparkSession, config: object, as_of: dt.datetime, run_id: str,
+def options_from_config(config: PipelineConfig) -> MaintenanceOptions:
+    return MaintenanceOptions(**asdict(config.maintenance),
+                              tombstone_retention_days=int(config.tombstone_retention_days))
+
+
+def run(spark: SparkSession, config: PipelineConfig, as_of: dt.datetime, run_id: str,
         steps: tuple[str, ...] = STEPS, tables: tuple[str, ...] | None = None) -> MaintenanceSummary:
     """Maintain every lakehouse table (or only ``tables``) and the gates' GX folder as of
     ``as_of`` (naive UTC)."""
-    return maintain(spark, config.catalog_name, as_of, run_id,  # type: ignore[attr-defined]
+    return maintain(spark, config.catalog_name, as_of, run_id,
                     options_from_config(config), steps, tables=tables,
-                    gx_root=Path(config.home) / "gx")  # type: ignore[attr-defined]
+                    gx_root=Path(config.home) / "gx")
 
 
 def parse_instant(text: str) -> dt.datetime:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -29,6 +29,9 @@ from spark_jobs.decode_spark import (
 )
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 STAGE = "normalize"
 # An hour with at most this many quarantined messages writes them as one file from one task.
@@ -50,15 +53,15 @@ class NormalizeSummary:
     change_rows: int
 
 
-def topic_formats(config: object) -> dict[str, TopicFormat]:
+def topic_formats(config: PipelineConfig) -> dict[str, TopicFormat]:
     """Per-topic decoding from a ``PipelineConfig`` (format id, time zone, key overrides, ...)."""
     formats = {}
-    for topic in config.topics:  # type: ignore[attr-defined]
+    for topic in config.topics:
         formats[topic.name] = TopicFormat(topic.format, FormatOptions(
             source_timezone=topic.source_timezone,
             primary_key_overrides={k: tuple(v) for k, v in topic.primary_keys.items()},
             schema_file=topic.schema_file,
-            max_value_bytes=config.max_value_bytes,  # type: ignore[attr-defined]
+            max_value_bytes=config.max_value_bytes,
             flattened=topic.flattened, source_table=topic.source_table,
             binary_encoding=topic.binary_encoding,
             update_images_swapped=topic.update_images_swapped,

@@ -9,14 +9,18 @@ import datetime as dt
 import json
 import sys
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
 from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.normalize import NormalizeSummary, normalize_hour, topic_formats
 
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
-def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str,
+
+def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,
         branch: str | None = None) -> NormalizeSummary:
     return normalize_hour(spark, topic_formats(config), hour, run_id, branch)
 

@@ -127,21 +127,21 @@ def build_session(settings: SparkSettings) -> SparkSession:
     return spark
 
 
-def settings_from_config(config: object, app_name: str = "cdclake") -> SparkSettings:
+def settings_from_config(config: PipelineConfig, app_name: str = "cdclake") -> SparkSettings:
     """SparkSettings from a ``cdclake.config.PipelineConfig`` (duck-typed: executors don't need it)."""
     from cdclake.paths import jars_dir
 
-    home = Path(config.home)  # type: ignore[attr-defined]
+    home = Path(config.home)
     return SparkSettings(
-        catalog_name=config.catalog_name,  # type: ignore[attr-defined]
-        catalog_uri=config.catalog_uri,  # type: ignore[attr-defined]
-        warehouse=config.warehouse,  # type: ignore[attr-defined]
+        catalog_name=config.catalog_name,
+        catalog_uri=config.catalog_uri,
+        warehouse=config.warehouse,
         jars=spark_jars(jars_dir()),
-        master=config.spark_master,  # type: ignore[attr-defined]
-        driver_memory=config.spark_driver_memory,  # type: ignore[attr-defined]
+        master=config.spark_master,
+        driver_memory=config.spark_driver_memory,
         app_name=app_name,
         local_dir=str(home / "spark-tmp"),
-        extra_conf=dict(config.spark_conf),  # type: ignore[attr-defined]
+        extra_conf=dict(config.spark_conf),
     )
 
 

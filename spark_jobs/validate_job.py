@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
@@ -19,8 +20,11 @@ from cdclake.exceptions import GateFailed
 from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.gates import STAGES, GateReport, run_gate
 
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
-def run(spark: SparkSession, config: object, stage: str, hour: dt.datetime, run_id: str,
+
+def run(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.datetime, run_id: str,
         branch: str | None = None, tables: Sequence[str] | None = None) -> GateReport:
     """Validate ``stage`` of ``hour``; raises :class:`GateFailed` when an expectation fails."""
     return run_gate(spark, config, stage, hour, run_id, branch=branch, tables=tables)

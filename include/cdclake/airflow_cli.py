@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
 from cdclake.airflow_env import airflow_binary, airflow_env, airflow_home, ensure_airflow_db
@@ -34,11 +35,11 @@ from spark_jobs.cli_args import hour_text, parse_hour
 FINISHED = ("success", "failed")
 
 
-def _pid_file(config: object):  # -> Path
-    return airflow_home(config) / "standalone.pid"  # type: ignore[arg-type]
+def _pid_file(config: PipelineConfig) -> Path:
+    return airflow_home(config) / "standalone.pid"
 
 
-def _running(config: object) -> int | None:
+def _running(config: PipelineConfig) -> int | None:
     try:
         pid = int(_pid_file(config).read_text().strip())
         os.kill(pid, 0)

@@ -20,11 +20,15 @@ import os
 import shutil
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from cdclake.paths import PROJECT_ROOT, state_home
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
 DEMO_HOURS = 3
@@ -191,36 +195,36 @@ def run_demo(home: Path, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def print_report(config: object, say: object) -> None:
+def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
     from cdclake.catalog import open_catalog
     from cdclake.query import run_query, write_result
 
-    catalog = open_catalog(config)  # type: ignore[arg-type]
+    catalog = open_catalog(config)
     tables = sorted(t for _ns, t in catalog.list_tables("current") if not t.endswith("__tombstones"))
-    say(f"\n== current-state tables ({len(tables)})")  # type: ignore[operator]
+    say(f"\n== current-state tables ({len(tables)})")
     for table in tables:
         columns, rows = run_query(config, f"SELECT * FROM current.{table}")
-        say(f"\n-- current.{table}: {len(rows)} row(s)")  # type: ignore[operator]
+        say(f"\n-- current.{table}: {len(rows)} row(s)")
         visible = [i for i, c in enumerate(columns) if not c.startswith("_cdc_")][:8]
         visible += [columns.index(c) for c in ("_cdc_op", "_cdc_event_time") if c in columns]
         write_result([columns[i] for i in visible], [tuple(r[i] for i in visible) for r in rows[:5]],
                      "table", sys.stdout)
-    say("\n== quarantine (messages that could not be decoded, with their reasons)")  # type: ignore[operator]
+    say("\n== quarantine (messages that could not be decoded, with their reasons)")
     columns, rows = run_query(config, "SELECT kafka_topic, reason_code, count(*) AS messages "
                                       "FROM cdc.quarantine GROUP BY 1, 2 ORDER BY 1, 2")
     write_result(columns, rows, "table", sys.stdout)
     columns, rows = run_query(config, "SELECT stage, count(*) AS expectations, "
                                       "sum(CASE WHEN success THEN 1 ELSE 0 END) AS passed "
                                       "FROM ops.gate_results GROUP BY 1 ORDER BY 1")
-    say("\n== quality gates (ops.gate_results)")  # type: ignore[operator]
+    say("\n== quality gates (ops.gate_results)")
     write_result(columns, rows, "table", sys.stdout)
-    docs = Path(config.home) / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"  # type: ignore[attr-defined]
-    say(f"\nData Docs: {docs}")  # type: ignore[operator]
-    say("Airflow UI: `cdclake airflow start` (airflow standalone, low parallelism) then "  # type: ignore[operator]
+    docs = Path(config.home) / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
+    say(f"\nData Docs: {docs}")
+    say("Airflow UI: `cdclake airflow start` (airflow standalone, low parallelism) then "
         "http://localhost:8080 ; stop it with `cdclake airflow stop`")
-    say(f"Query the tables: CDCLAKE_HOME={config.home} CDCLAKE_CONFIG={config.home}/pipeline.yml "  # type: ignore[attr-defined,operator]
+    say(f"Query the tables: CDCLAKE_HOME={config.home} CDCLAKE_CONFIG={config.home}/pipeline.yml "
         "cdclake query \"SELECT * FROM current.<db>__<table>\"")
-    say("Stop the demo's broker: CDCLAKE_HOME=... cdclake kafka stop")  # type: ignore[operator]
+    say("Stop the demo's broker: CDCLAKE_HOME=... cdclake kafka stop")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
