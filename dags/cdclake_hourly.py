@@ -23,6 +23,9 @@ a backfill's max active runs is its own, not the DAG's. The first scheduled hour
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Any
+
 import pendulum
 from airflow.sdk import Asset, Param, chain, dag, task
 from airflow.timetables.interval import CronDataIntervalTimetable
@@ -59,10 +62,13 @@ GATE_ARGS = gate_args(pool=LAKEHOUSE_WRITES_POOL)
 )
 def cdclake_hourly() -> None:
     @task(task_id="plan", **io_args())
-    def plan(data_interval_start=None, run_id=None, params=None) -> str:  # noqa: ANN001
+    def plan(data_interval_start: dt.datetime | None = None, run_id: str | None = None,
+             params: dict[str, Any] | None = None) -> str:
         from cdclake.hourly import plan_hour_to_file
 
-        return plan_hour_to_file(data_interval_start, run_id, list(params.get("topics") or []))
+        if data_interval_start is None or run_id is None:
+            raise ValueError("plan needs a DAG run's data_interval_start and run_id (Airflow passes them)")
+        return plan_hour_to_file(data_interval_start, run_id, list((params or {}).get("topics") or []))
 
     planned = plan()
     land = CdclakeSparkJobOperator(

@@ -22,10 +22,11 @@ from spark_jobs.land import LandingSummary, land_hour
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
+    from cdclake.offsets import OffsetPlan
 
 
 def plan_hour(config: PipelineConfig, hour: dt.datetime, topics: tuple[str, ...] | None = None,
-              now: dt.datetime | None = None):  # -> OffsetPlan
+              now: dt.datetime | None = None) -> OffsetPlan:
     """Plan ``[hour, hour + 1h)`` for ``topics`` (default: the configured ones)."""
     from cdclake.kafka_settings import kafka_client_config
     from cdclake.offsets import plan_offset_ranges
@@ -34,7 +35,8 @@ def plan_hour(config: PipelineConfig, hour: dt.datetime, topics: tuple[str, ...]
     return plan_offset_ranges(kafka_client_config(config), names, hour, hour + dt.timedelta(hours=1), now=now)
 
 
-def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str, plan=None, *,
+def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,
+        plan: OffsetPlan | None = None, *,
         topics: tuple[str, ...] | None = None, accept_gaps: bool = False) -> LandingSummary:
     """Land ``hour``: with ``plan`` (an ``OffsetPlan``) as given, else planned here."""
     from cdclake.exceptions import LandingError

@@ -12,9 +12,12 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from cdclake.exceptions import CdclakeError, ConfigError, LandingError
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, Message
 
 PRODUCE_TIMEOUT_S = 60.0
 
@@ -95,7 +98,7 @@ def produce(settings: dict[str, str], topic: str, values: list[bytes], keys: lis
                           "give one line per message")
     failures: list[str] = []
 
-    def delivered(err, msg) -> None:
+    def delivered(err: KafkaError | None, msg: Message) -> None:
         if err is not None:
             failures.append(str(err))
 

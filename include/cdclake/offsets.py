@@ -32,6 +32,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from cdclake.exceptions import (
     HourNotOverError,
@@ -40,6 +41,9 @@ from cdclake.exceptions import (
     RetentionGapError,
     TopicNotFoundError,
 )
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer
 
 TIMEOUT_S = 30.0
 
@@ -161,7 +165,7 @@ def plan_offset_ranges(settings: Mapping[str, str], topics: Sequence[str], start
                       planned_at=_iso(now_utc), topics=tuple(topics))
 
 
-def _plan_topic(consumer, topic: str, partitions: list[int], start: dt.datetime, end: dt.datetime,
+def _plan_topic(consumer: Consumer, topic: str, partitions: list[int], start: dt.datetime, end: dt.datetime,
                 timeout_s: float) -> list[PartitionRange]:
     from confluent_kafka import TopicPartition
 
@@ -178,7 +182,7 @@ def _plan_topic(consumer, topic: str, partitions: list[int], start: dt.datetime,
     return planned
 
 
-def _offsets_for_time(consumer, topic: str, partitions: list[int], epoch_ms: int,
+def _offsets_for_time(consumer: Consumer, topic: str, partitions: list[int], epoch_ms: int,
                       timeout_s: float) -> dict[int, int]:
     from confluent_kafka import TopicPartition
 
