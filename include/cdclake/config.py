@@ -217,11 +217,13 @@ def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:
         if value is None and key == "target_file_size_bytes":  # None: Iceberg's own target
             values[key] = None
             continue
-        if isinstance(value, bool) or not isinstance(value, int | str) or \
-                not str(value).strip().lstrip("-").isdigit():
+        try:
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise ValueError(value)
+            values[key] = int(value)
+        except ValueError:
             raise ConfigError(f"maintenance.{key} must be a whole number, got {value!r} (leave the key "
-                              f"out for the default, {getattr(MaintenanceConfig, key)!r})")
-        values[key] = int(value)
+                              f"out for the default, {getattr(MaintenanceConfig, key)!r})") from None
     config = MaintenanceConfig(**values)
     if config.retain_last < 1:
         raise ConfigError("maintenance.retain_last must be at least 1 (the current snapshot)")

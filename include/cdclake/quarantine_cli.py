@@ -51,10 +51,10 @@ def quarantined(config: PipelineConfig, hour: dt.datetime) -> HourQuarantine:
     except NoSuchTableError:
         return HourQuarantine([], None)
     audit = audit_branch(hour)
-    branch: str | None = audit
     snapshot = table.snapshot_by_name(audit)
+    branch = audit if snapshot is not None else None
     if snapshot is None:
-        branch, snapshot = None, table.current_snapshot()
+        snapshot = table.current_snapshot()
     if snapshot is None:
         return HourQuarantine([], None)
     stamp = hour.replace(tzinfo=dt.UTC).isoformat()

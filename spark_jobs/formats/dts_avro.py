@@ -413,29 +413,28 @@ def _datetime_text(parts: dict[str, int | None], meaning: str | None,
     hour, minute, second = parts.get("hour"), parts.get("minute"), parts.get("second")
     millis = parts.get("millis")
     fraction = _fraction(abs(millis) if millis else millis, digits)
-    has_date = year is not None and month is not None and day is not None
-    has_time = hour is not None and minute is not None
+    date = (year, month, day) if year is not None and month is not None and day is not None else None
+    clock = (hour, minute) if hour is not None and minute is not None else None
     if meaning is None:
-        meaning = ("DATETIME" if has_date and has_time else "DATE" if has_date else
-                   "TIME" if has_time else "YEAR" if year is not None else None)
+        meaning = ("DATETIME" if date and clock else "DATE" if date else
+                   "TIME" if clock else "YEAR" if year is not None else None)
     if meaning == "YEAR" and year is not None:
         return str(year), "LONG"
-    if meaning == "DATE" and year is not None and month is not None and day is not None:
-        text = f"{year:04d}-{month:02d}-{day:02d}"
-        _check_date(text, year, month, day)
-        return text, "DATE"
-    if meaning == "TIME" and hour is not None and minute is not None:
+    if meaning in ("DATE", "DATETIME") and date is not None:
+        date_text = "{:04d}-{:02d}-{:02d}".format(*date)
+        if meaning == "DATE":
+            _check_date(date_text, *date)
+            return date_text, "DATE"
+        time_text = f"{hour or 0:02d}:{minute or 0:02d}:{second or 0:02d}"
+        _check_date(f"{date_text} {time_text}", *date, hour or 0, minute or 0, second or 0)
+        return f"{date_text}T{time_text}{fraction}", "TIMESTAMP_NTZ"
+    if meaning == "TIME" and clock is not None:
         # MySQL TIME spans -838:59:59 .. 838:59:59. DTS writes a negative value with every part
         # negated (-00:30:00 is hour 0, minute -30): the value is negative when any part is, and
         # each part prints as its magnitude (vendor DateTime.toJdbcString / MysqlFieldConverter).
         sign = "-" if any((p or 0) < 0 for p in (hour, minute, second, millis)) else ""
-        return (f"{sign}{abs(hour):02d}:{abs(minute):02d}:{abs(second or 0):02d}{fraction}",
+        return (f"{sign}{abs(clock[0]):02d}:{abs(clock[1]):02d}:{abs(second or 0):02d}{fraction}",
                 "TIME")
-    if meaning == "DATETIME" and year is not None and month is not None and day is not None:
-        date_text = f"{year:04d}-{month:02d}-{day:02d}"
-        time_text = f"{hour or 0:02d}:{minute or 0:02d}:{second or 0:02d}"
-        _check_date(f"{date_text} {time_text}", year, month, day, hour or 0, minute or 0, second or 0)
-        return f"{date_text}T{time_text}{fraction}", "TIMESTAMP_NTZ"
     raise ConversionWarning(f"DateTime parts {parts} do not fit the column type {meaning}")
 
 
