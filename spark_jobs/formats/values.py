@@ -239,7 +239,12 @@ def decimal_column_text(value: Decimal | str) -> str:
 
 
 def integer_text(value: Any) -> str:
-    """Exact integer text from a JSON number or string (``"007"`` -> ``7``; beyond int64 kept)."""
+    """Exact integer text from a JSON number or string (``"007"`` -> ``7``; beyond int64 kept).
+
+    A JSON boolean is 1 or 0: MySQL's BOOL is TINYINT(1), which JDBC (Connector/J's default
+    ``tinyInt1isBit``) reads as a Boolean, so Java CDC tools write its values as true/false."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
     text = str(value).strip()
     if re.fullmatch(r"[+-]?\d+", text):
         if len(text) <= _INT_DIGITS:
