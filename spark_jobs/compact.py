@@ -661,7 +661,8 @@ def check_values(spark: SparkSession, table: str, results: DataFrame,
         if stats[f"bad{i}"] is not None:
             raise IncompatibleSchemaChange(
                 f"{table} column {name!r} is {sql_type} but a change holds {str(stats[f'bad{i}'])[:80]!r}, "
-                "which does not fit; fix the source type (column_types) or recreate the table")
+                "which does not fit; type the column as text (the topic's string_columns) and "
+                "recreate the table (drop it and re-run its hours), or fix the source")
     return out
 
 

@@ -89,7 +89,8 @@ def widen(current: str | None, new: str | None, where: str = "") -> str | None:
             return f"decimal({max(digits + scale, 20 if 'bigint' in (current, new) else 0)},{scale})"
     raise IncompatibleTypeChange(
         f"{where}: type {current} cannot change to {new} without losing data; "
-        "fix the source type or recreate the table (drop it and re-run its hours)")
+        "type the column as text (the topic's string_columns) or fix the source type, and "
+        "recreate the table (drop it and re-run its hours)")
 
 
 def natively_widenable(current: str, new: str) -> bool:

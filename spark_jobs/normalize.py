@@ -59,7 +59,8 @@ def topic_formats(config: PipelineConfig) -> dict[str, TopicFormat]:
     for topic in config.topics:
         formats[topic.name] = TopicFormat(topic.format, FormatOptions(
             source_timezone=topic.source_timezone,
-            primary_key_overrides={k: tuple(v) for k, v in topic.primary_keys.items()},
+            primary_key_overrides=dict(topic.primary_keys),
+            string_columns=dict(topic.string_columns),
             schema_file=topic.schema_file,
             max_value_bytes=config.max_value_bytes,
             flattened=topic.flattened, source_table=topic.source_table,

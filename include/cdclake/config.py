@@ -34,6 +34,8 @@ class TopicConfig:
     source_timezone: str = "UTC"
     # "db.table" or "table" -> key columns; overrides what messages say.
     primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # "db.table" or "table" -> columns typed STRING whatever the messages declare.
+    string_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     schema_file: str | None = None
     quarantine_rate_max: float | None = None
     # debezium_json only: ExtractNewRecordState output (bare rows; tombstones are deletes of the
@@ -244,12 +246,12 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
     if unknown:  # a misspelt option would otherwise be ignored silently
         raise ConfigError(f"topic {raw['name']!r}: unknown key(s) {unknown}; known: "
                           f"{sorted(TopicConfig.__dataclass_fields__)}")
-    keys = {str(t): tuple(cols) for t, cols in (raw.get("primary_keys") or {}).items()}
     topic = TopicConfig(
         name=str(raw["name"]),
         format=str(raw.get("format") or "auto"),
         source_timezone=str(raw.get("source_timezone") or "UTC"),
-        primary_keys=keys,
+        primary_keys=_table_columns(raw, "primary_keys"),
+        string_columns=_table_columns(raw, "string_columns"),
         schema_file=raw.get("schema_file"),
         quarantine_rate_max=raw.get("quarantine_rate_max"),
         flattened=_boolean(raw.get("flattened", False), f"topic {raw['name']!r}: 'flattened'"),
@@ -272,6 +274,22 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         _check_zone(getattr(topic, name), f"topic {topic.name!r}: '{name}'")
     _check_placeholder(topic)
     return topic
+
+
+def _table_columns(raw: dict[str, Any], key: str) -> dict[str, tuple[str, ...]]:
+    """A per-table option: ``{"db.table" or "table": [column, ...]}``."""
+    value = raw.get(key) or {}
+    where = f"topic {raw['name']!r}: {key!r}"
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must map \"db.table\" (or \"table\") to a list of column names, "
+                          f"got {value!r}")
+    tables = {}
+    for table, columns in value.items():
+        if (not isinstance(columns, list) or not columns
+                or not all(isinstance(c, str) and c for c in columns)):
+            raise ConfigError(f"{where}: {table!r} must be a list of column names, got {columns!r}")
+        tables[str(table)] = tuple(columns)
+    return tables
 
 
 def _check_placeholder(topic: TopicConfig) -> None:

@@ -27,6 +27,10 @@ class FormatOptions:
     source_timezone: str = "UTC"
     # "db.table" or "table" -> key column names; wins over what the message says.
     primary_key_overrides: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # "db.table" or "table" -> columns typed STRING whatever the message declares (values as
+    # the decoder gives them): the way out when a source sends values its declared type cannot
+    # hold, which would otherwise fail the table at compaction.
+    string_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Path of a vendor Avro schema file (drs_avro needs one).
     schema_file: str | None = None
     max_value_bytes: int = MAX_VALUE_BYTES_DEFAULT
@@ -52,6 +56,15 @@ class FormatOptions:
     # default ``__debezium_unavailable_value`` (``hex:`` and hex digits for bytes, as Debezium
     # reads it). Columns holding it were not captured: they are left out of the image.
     unavailable_value_placeholder: str | None = None
+
+
+def _table_option(option: dict[str, tuple[str, ...]], database: str | None,
+                  table: str | None) -> tuple[str, ...] | None:
+    """A per-table option's columns, keyed ``db.table`` or, for any database, ``table``."""
+    for name in (f"{database}.{table}", f"{table}"):
+        if name in option:
+            return tuple(option[name])
+    return None
 
 
 def source_table_parts(text: str) -> tuple[str, str | None, str]:
@@ -109,11 +122,11 @@ class Decoder:
         return self.fail(errors.INVALID_FIELD, f"'{label}' must be {wanted}, got {kind_of(value)}")
 
     def key_override(self, database: str | None, table: str | None) -> tuple[str, ...] | None:
-        overrides = self.options.primary_key_overrides
-        for name in (f"{database}.{table}", f"{table}"):
-            if name in overrides:
-                return tuple(overrides[name])
-        return None
+        return _table_option(self.options.primary_key_overrides, database, table)
+
+    def string_columns(self, database: str | None, table: str | None) -> tuple[str, ...]:
+        """The columns of ``database.table`` the topic types STRING (option ``string_columns``)."""
+        return _table_option(self.options.string_columns, database, table) or ()
 
     @staticmethod
     def convert(value: Any, converter: Any, warnings: list[str], column: str) -> str | None:

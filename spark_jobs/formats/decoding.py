@@ -72,7 +72,20 @@ def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
             format_id = detected if isinstance(detected, str) and detected else decoder.format_id
             reason, text = problem
             return Outcome(rejected=Rejected(message, format_id, reason, f"{format_id}: {text}"))
+    if decoder.options.string_columns:
+        for row in decoded.rows:
+            _type_as_strings(decoder, row)
     return Outcome(rows=decoded.rows)
+
+
+def _type_as_strings(decoder: Decoder, row: dict[str, Any]) -> None:
+    """Type the topic's ``string_columns`` of the row's table STRING (a new mapping: decoders
+    share one ``column_types`` between the rows of a type declaration)."""
+    names = decoder.string_columns(row.get("database"), row.get("table_name"))
+    carried = set(row.get("column_types") or ()).union(row.get("before") or (), row.get("after") or ())
+    retyped = {name: "STRING" for name in names if name in carried}
+    if retyped:
+        row["column_types"] = {**(row.get("column_types") or {}), **retyped}
 
 
 def _row_problem(decoder: Decoder, row: dict[str, Any]) -> tuple[str, str] | None:

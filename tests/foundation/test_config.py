@@ -133,3 +133,27 @@ def test_bad_placeholder_settings_are_refused(tmp_path: Path, entry: str, reason
 def test_bad_time_zones_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
+
+
+def test_per_table_columns_reach_the_decoder_options(tmp_path: Path) -> None:
+    from spark_jobs.normalize import topic_formats
+
+    config = _config(tmp_path, "topics:\n  - name: cdc.shop\n    format: canal_json\n"
+                               "    primary_keys:\n      shop.orders: [order_id]\n"
+                               "    string_columns:\n      shop.orders: [code, note]\n      bins: [code]\n")
+    options = topic_formats(config)["cdc.shop"].options
+    assert options.primary_key_overrides == {"shop.orders": ("order_id",)}
+    assert options.string_columns == {"shop.orders": ("code", "note"), "bins": ("code",)}
+    assert _config(tmp_path, "topics:\n  - name: t\n").topics[0].string_columns == {}
+
+
+@pytest.mark.parametrize(("entry", "reason"), [
+    ("string_columns: [code]", r"'string_columns' must map \"db.table\""),
+    ("string_columns:\n      shop.orders: code", r"'shop.orders' must be a list of column names, got 'code'"),
+    ("string_columns:\n      shop.orders: []", "must be a list of column names"),
+    ("primary_keys:\n      shop.orders: id", r"'primary_keys': 'shop.orders' must be a list of column names"),
+    ("primary_keys:\n      shop.orders: [1]", "must be a list of column names, got \\[1\\]"),
+])
+def test_bad_per_table_columns_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
