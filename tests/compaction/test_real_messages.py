@@ -417,7 +417,8 @@ def test_risingwave_kafka_slt_tables_where_we_differ(spark):
       ``"a"`` (kept as the vendor's text with a warning, ``mysqlType`` int -> LONG) cannot be
       represented in a bigint column: compaction fails the whole table and writes nothing of it
       (compact.py: "a value that does not fit its column fails that table"); the other table of
-      the hour is compacted. Nothing is dropped silently, as RisingWave does."""
+      the hour is compacted. Nothing is dropped silently, as RisingWave does; the next test types
+      ``v1`` as text (``string_columns``) and the table compacts."""
     s15 = current_table_name("real_rw_s15", "demo")
     rows = (decoded("debezium_json/risingwave_missing_column_in_new_rows", "real_rw_drop_column")
             + decoded("canal_json/risingwave_canal_json_double_field", "real_rw_s15"))
