@@ -59,6 +59,13 @@ MongoDB, from DRS, Debezium or DTS) are schemaless: one field may hold an int in
 a double, a string or a sub-document in the next, so their columns are strings holding the exact
 canonical text (as Paimon's MongoDB sync types them); the changelog keeps each value's type.
 
+Column names are kept as the source spells them. Where the source names columns
+case-insensitively (MySQL and its kin, see ``identifiers.case_insensitive_source``), a column
+spelled two ways (``ALTER TABLE t CHANGE name Name ...``; ``mysqlType`` and ``sqlType`` that
+disagree) is one column: its names are folded into the table's spelling, or for a new column the
+lower-case spelling if the hour has it, else the first in sort order (:func:`fold_case`). Elsewhere
+such twins fail the table, as Spark cannot tell them apart.
+
 ``_cdc_run_id`` is the ``run_id`` of the changelog row that last changed the row (the normalize run
 that produced it), so the tables are a pure function of the changelog.
 
@@ -73,13 +80,13 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.formats.base import key_of
@@ -88,6 +95,7 @@ from spark_jobs.identifiers import (
     PURGED_BEFORE_PROPERTY,
     SOURCE_SCHEMA_SQL,
     IdentifierCollision,
+    case_insensitive_source,
     current_table_name,
     find_collisions,
     quote,
@@ -121,6 +129,9 @@ SOURCE_PROPERTY = "cdc.source"
 KEYLESS_PROPERTY = "cdc.keyless"
 # The newest landing hour compacted into the table (``YYYY-MM-DDTHH:00:00Z``, text order = time order).
 COMPACTED_THROUGH_PROPERTY = "cdc.compacted-through"
+# "true" once column names differing only by case have been folded into one spelling (see
+# :func:`fold_case`): from then on the table's hour and history changes are always folded.
+CASE_FOLDED_PROPERTY = "cdc.case-folded"
 
 
 class CompactionError(RuntimeError):
@@ -439,9 +450,11 @@ def _top_level_parts(text: str) -> list[str]:
 SourceTable = tuple[str | None, str | None, str | None]  # (database, source schema, table)
 
 
-def declared_columns(changes: DataFrame) -> dict[SourceTable, dict[str, str | None]]:
+def declared_columns(changes: DataFrame, spellings: Mapping[str, str] | None = None,
+                     ) -> dict[SourceTable, dict[str, str | None]]:
     """Per source table: every column named in images, column types or ADD COLUMN DDL, with the
-    join of its declared Spark types (None when no change declares one)."""
+    join of its declared Spark types (None when no change declares one); names spelled as
+    ``spellings`` says (see :func:`fold_case`), if given."""
     changes = changes.withColumn("source_schema", F.expr(SOURCE_SCHEMA_SQL))
     source = ("database", "source_schema", "table_name")
     # MongoDB fields have no fixed type (see the module docstring): their columns stay undeclared.
@@ -451,14 +464,19 @@ def declared_columns(changes: DataFrame) -> dict[SourceTable, dict[str, str | No
         F.coalesce(F.map_keys("before"), F.array().cast("array<string>")),
         F.coalesce(F.map_keys("after"), F.array().cast("array<string>")))).alias("col"),
     ).withColumn("logical", F.lit(None).cast("string"))
-    rows = typed.unionByName(named).distinct().collect()
+    both = typed.unionByName(named)
+    if spellings:
+        both = both.withColumn("col", _spelled(spellings)(F.col("col")))
+    rows = both.distinct().collect()
     ddl_rows = changes.where(F.col("op") == "DDL").select(*source, "ddl").collect()
     pairs = [(r["database"], r["source_schema"], r["table_name"], r["col"], r["logical"]) for r in rows]
     result = _joined_types(pairs)
     # An ADD COLUMN's type is read from SQL text, which a vendor may type otherwise in its rows
     # (Canal: bit(8) as a number; Debezium: decimal.handling.mode string): it only types a
     # column that no change of the hour declares.
-    hinted = _joined_types([(r["database"], r["source_schema"], r["table_name"], c, t)
+    spelling = spellings or {}
+    hinted = _joined_types([(r["database"], r["source_schema"], r["table_name"],
+                             spelling.get(c.lower(), c), t)
                             for r in ddl_rows for c, t in ddl_added_columns(r["ddl"])])
     for source_table, hints in hinted.items():
         columns = result.setdefault(source_table, {})
@@ -483,6 +501,69 @@ def _joined_types(pairs: list[tuple[str | None, str | None, str | None, str, str
         except IncompatibleTypeChange as exc:
             raise IncompatibleSchemaChange(str(exc)) from None
     return result
+
+
+# ------------------------------------------------------------------------------------ names
+
+def case_spellings(existing: Iterable[str], declared: Iterable[str]) -> dict[str, str]:
+    """Lower-case column name -> the one spelling the table gives it: the table's own where it has
+    the column; for a new one the all-lower-case spelling if the hour has it, else the first in
+    sort order."""
+    spellings: dict[str, str] = {}
+    for name in sorted(declared, key=lambda n: (n != n.lower(), n)):
+        spellings.setdefault(name.lower(), name)
+    spellings.update({name.lower(): name for name in existing})
+    return spellings
+
+
+def _spelled(spellings: Mapping[str, str]) -> Callable[[Column], Column]:
+    spelling = F.create_map(*[F.lit(part) for pair in sorted(spellings.items()) for part in pair])
+    return lambda name: F.coalesce(F.try_element_at(spelling, F.lower(name)), name)
+
+
+def fold_case(changes: DataFrame, spellings: Mapping[str, str]) -> DataFrame:
+    """Changelog rows with the column names of their images and key columns spelled as
+    ``spellings`` says (:func:`case_spellings`; column types are folded where they are read, in
+    :func:`declared_columns`, as one message may type a column under both spellings)."""
+    spelled = _spelled(spellings)
+    return (changes
+            .withColumn("before", F.transform_keys("before", lambda name, _: spelled(name)))
+            .withColumn("after", F.transform_keys("after", lambda name, _: spelled(name)))
+            .withColumn("primary_key_columns", F.transform("primary_key_columns", spelled)))
+
+
+def _check_no_image_twins(changes: DataFrame, source: str) -> None:
+    """Refuse images that hold two columns differing only by case: no case-insensitive source
+    sends one, and folding would have to drop one of the two values."""
+    def twins(image: str) -> Column:
+        names = F.map_keys(image)
+        return F.coalesce(F.size(F.array_distinct(F.transform(names, F.lower))) < F.size(names),
+                          F.lit(False))
+
+    found = changes.where(twins("before") | twins("after")).select(
+        "kafka_topic", "kafka_partition", "kafka_offset").first()
+    if found is not None:
+        raise IdentifierCollision(
+            f"{source}: the change at {found['kafka_topic']}/{found['kafka_partition']}/"
+            f"{found['kafka_offset']} holds columns that differ only by case in one image, which "
+            "its source cannot send; fix the producer or the message")
+
+
+def table_spellings(spark: SparkSession, table: str, changes: DataFrame,
+                    declared: Mapping[str, str | None]) -> dict[str, str] | None:
+    """The spellings to fold a table's column names into (:func:`case_spellings`), when its source
+    names columns case-insensitively and case-only twins have reached it, in this hour or an
+    earlier one (the table's ``cdc.case-folded``); None otherwise. ``changes``: the table's."""
+    exists = _table_exists(spark, table)
+    existing = list(_schema(spark, table)) if exists else []
+    folded = exists and _properties(spark, table).get(CASE_FOLDED_PROPERTY) == "true"
+    names = set(existing) | set(declared)
+    if not folded and len({n.lower() for n in names}) == len(names):
+        return None
+    sources = changes.select("source_format", "db_type").distinct().collect()
+    if not all(case_insensitive_source(r["source_format"], r["db_type"]) for r in sources):
+        return None
+    return case_spellings(existing, declared)
 
 
 # ------------------------------------------------------------------------------------ tables
@@ -732,6 +813,13 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     table = current_table_name(database, table_name, schema)
     source = source_label(database, table_name, schema)
     events = hour_events.where(_same_table(source_table, F.col("source_schema")))
+    mine = hour_changes.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
+    spellings = table_spellings(spark, table, mine, declared)
+    if spellings:
+        _check_no_image_twins(mine, source)
+        mine = fold_case(mine, spellings)
+        events = change_events(mine)
+        declared = declared_columns(mine, spellings).get(source_table, {})
     by_kind = events.groupBy("kind").agg(F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
     kinds = {r["kind"]: r["n"] for r in by_kind}
     newest_truncate = next((r["k"] for r in by_kind if r["kind"] == "TRUNCATE"), None)
@@ -750,6 +838,8 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     columns = evolve_schema(spark, table, declared)
 
     properties = _properties(spark, table)
+    if spellings and properties.get(CASE_FOLDED_PROPERTY) != "true":
+        spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES ('{CASE_FOLDED_PROPERTY}'='true')")
     stored_truncate = properties.get(TRUNCATE_PROPERTY)
     hour_label = hour.strftime("%Y-%m-%dT%H:00:00Z")
     compacted_through = properties.get(COMPACTED_THROUGH_PROPERTY)
@@ -795,9 +885,11 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     n_slow = bases.get("SLOW", 0)
     fast = key_events.join(classified.where(F.col("base") != "SLOW"), "key")
     if n_slow:
-        history = change_events(spark.table(changelog).where(
-            _same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))).where(
-            F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
+        past = spark.table(changelog).where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
+        if spellings:
+            _check_no_image_twins(past, source)
+            past = fold_case(past, spellings)
+        history = change_events(past).where(F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
         if truncated_before:
             history = history.where(F.col("order_key") > F.lit(truncated_before))
         # A re-run's keys are the whole hour: too many to broadcast.

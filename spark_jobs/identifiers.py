@@ -11,12 +11,16 @@ stay two tables. Each part is lower-cased, every run of characters outside ``[a-
 database becomes ``nodb``. Two sources that map to the same name (or one's name to the other's
 tombstone table) are a collision: the compaction job refuses both (it never mixes two tables into
 one) and reports them. Column names are kept as the source spells them and always quoted with
-:func:`quote`; names differing only by case (Spark resolves case-insensitively) are a collision.
+:func:`quote`; names differing only by case (Spark resolves case-insensitively) are a collision,
+except in a table whose source names columns case-insensitively (:func:`case_insensitive_source`:
+MySQL and its kin), where they are one column and compaction folds them into one spelling.
 """
 
 from __future__ import annotations
 
 import re
+
+from spark_jobs.formats import registry
 
 CURRENT_NAMESPACE = "current"
 TOMBSTONE_SUFFIX = "__tombstones"
@@ -24,6 +28,21 @@ TOMBSTONE_SUFFIX = "__tombstones"
 # purged tombstones by event time; compaction looks up the history of a late change below it.
 PURGED_BEFORE_PROPERTY = "cdc.tombstones-purged-before"
 _UNSAFE = re.compile(r"[^a-z0-9_]+")
+
+
+# Source databases whose column names are case-insensitive (``db_type`` as the decoders give it,
+# lower-cased): MySQL and its kin (MariaDB, TiDB, OceanBase's MySQL mode, Vitess) and Informix.
+CASE_INSENSITIVE_DB_TYPES = frozenset({"mysql", "mariadb", "tidb", "ticdc", "ob_mysql", "vitess",
+                                       "informix"})
+
+
+def case_insensitive_source(source_format: str | None, db_type: str | None) -> bool:
+    """Whether a change row's column names are case-insensitive at its source: by its ``db_type``,
+    else by its format (one that carries MySQL-family sources only, such as Canal or Maxwell)."""
+    if db_type:
+        return db_type.lower() in CASE_INSENSITIVE_DB_TYPES
+    decoder = registry().get(source_format or "")
+    return bool(decoder and decoder.case_insensitive_names)
 
 
 class IdentifierCollision(ValueError):

@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from spark_jobs.formats import errors
-from spark_jobs.formats.base import FormatOptions, JsonDecoder, key_of
+from spark_jobs.formats.base import FormatOptions, JsonDecoder, key_of, key_of_any_case
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.values import (
     JAVA_SQL_TYPES,
@@ -504,6 +504,9 @@ class CanalFamilyDecoder(JsonDecoder):
                 warnings.append(_KEYLESS_UPDATE_WITHOUT_OLD)
             key_image = before if op == "DELETE" else after
             row_key = key_of(key_image, keys)
+            if keys and row_key is None and self.case_insensitive_names:
+                # MySQL: a key column the row spells otherwise (``pkNames`` ``k1``, ``K1``) is the key
+                row_key = key_of_any_case(key_image, keys)
             if keys and row_key is None:
                 missing = [k for k in keys if k not in (key_image or {})]
                 raise self.fail(errors.MISSING_KEY,

@@ -84,6 +84,9 @@ class Decoder:
     description: ClassVar[str] = ""
     # Lower runs first in ``auto`` detection; None = never auto-detected (binary formats).
     detect_priority: ClassVar[int | None] = None
+    # The format carries MySQL-family sources only, whose column names are case-insensitive:
+    # ``Name`` and ``name`` are one column (see ``identifiers.case_insensitive_source``).
+    case_insensitive_names: ClassVar[bool] = False
 
     def __init__(self, options: FormatOptions | None = None) -> None:
         self.options = options or FormatOptions()
@@ -218,6 +221,24 @@ def key_of(image: dict[str, str | None] | None, columns: list[str] | tuple[str, 
     if not image or not columns or any(c not in image for c in columns):
         return None
     return row_key_text([image[c] for c in columns])
+
+
+def key_of_any_case(image: dict[str, str | None] | None,
+                    columns: list[str] | tuple[str, ...]) -> str | None:
+    """:func:`key_of` for sources whose column names are case-insensitive (MySQL and its kin): a
+    key column the image spells otherwise (key ``k1``, column ``K1``) is the one column that
+    matches it ignoring case; None if none or several do."""
+    if not image or not columns:
+        return None
+    spelled = []
+    for column in columns:
+        if column not in image:
+            matches = [name for name in image if name.lower() == column.lower()]
+            if len(matches) != 1:
+                return None
+            column = matches[0]
+        spelled.append(column)
+    return key_of(image, spelled)
 
 
 PAIR_KEY = "_pair_key"    # rows that are halves of one update carry the same pair key

@@ -65,6 +65,7 @@ class CanalJsonDecoder(CanalFamilyDecoder):
     description = "Alibaba Canal flat JSON (also TiCDC canal-json, CloudCanal Canal Json)"
     detect_priority = 55
     binary_encoding = BINARY_LATIN1
+    case_insensitive_names = True
     canal_renderings = True
 
     @classmethod

@@ -48,6 +48,7 @@ class DrsJsonDecoder(CanalFamilyDecoder):
     description = "Huawei Cloud DRS JSON (MySQL, GaussDB(for MySQL) sources)"
     detect_priority = 44
     binary_encoding = BINARY_BYTE_LIST
+    case_insensitive_names = True
     sequence_field = "id"
 
     @classmethod

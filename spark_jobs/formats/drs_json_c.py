@@ -28,6 +28,7 @@ class DrsJsonCDecoder(CanalFamilyDecoder):
     description = "Huawei Cloud DRS JSON-C (MySQL, GaussDB(for MySQL) sources)"
     detect_priority = 45
     binary_encoding = BINARY_BYTE_LIST
+    case_insensitive_names = True
     sequence_field = "id"
 
     @classmethod

@@ -98,6 +98,7 @@ class MaxwellJsonDecoder(JsonDecoder):
     description = "Maxwell's daemon JSON (database/table/type/ts/xid/data/old)"
     detect_priority = 65
     concatenated_documents = True  # TiCDC's Maxwell batches
+    case_insensitive_names = True
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
