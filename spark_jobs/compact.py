@@ -59,8 +59,8 @@ MongoDB, from DRS, Debezium or DTS) are schemaless: one field may hold an int in
 a double, a string or a sub-document in the next, so their columns are strings holding the exact
 canonical text (as Paimon's MongoDB sync types them); the changelog keeps each value's type.
 
-Column names are kept as the source spells them. Where the source names columns
-case-insensitively (MySQL and its kin, see ``identifiers.case_insensitive_source``), a column
+Column names are kept as the source spells them. Where the source compares column names ignoring
+case (MySQL and its kin, Oracle, ..., see ``identifiers.case_insensitive_source``), a column
 spelled two ways (``ALTER TABLE t CHANGE name Name ...``; ``mysqlType`` and ``sqlType`` that
 disagree) is one column: its names are folded into the table's spelling, or for a new column the
 lower-case spelling if the hour has it, else the first in sort order (:func:`fold_case`). Elsewhere

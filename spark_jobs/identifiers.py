@@ -12,8 +12,9 @@ database becomes ``nodb``. Two sources that map to the same name (or one's name 
 tombstone table) are a collision: the compaction job refuses both (it never mixes two tables into
 one) and reports them. Column names are kept as the source spells them and always quoted with
 :func:`quote`; names differing only by case (Spark resolves case-insensitively) are a collision,
-except in a table whose source names columns case-insensitively (:func:`case_insensitive_source`:
-MySQL and its kin), where they are one column and compaction folds them into one spelling.
+except in a table whose source compares column names ignoring case (:func:`case_insensitive_source`:
+MySQL and its kin, Oracle, SQL Server, ...), where they are one column and compaction folds them
+into one spelling.
 """
 
 from __future__ import annotations
@@ -30,15 +31,18 @@ PURGED_BEFORE_PROPERTY = "cdc.tombstones-purged-before"
 _UNSAFE = re.compile(r"[^a-z0-9_]+")
 
 
-# Source databases whose column names are case-insensitive (``db_type`` as the decoders give it,
-# lower-cased): MySQL and its kin (MariaDB, TiDB, OceanBase's MySQL mode, Vitess) and Informix.
-CASE_INSENSITIVE_DB_TYPES = frozenset({"mysql", "mariadb", "tidb", "ticdc", "ob_mysql", "vitess",
-                                       "informix"})
+# Source databases that compare column names ignoring case (``db_type`` as the decoders give it,
+# lower-cased): MySQL and its kin (MariaDB, TiDB, OceanBase's MySQL mode, Vitess); Oracle, Db2 and
+# Informix for unquoted names; SQL Server under its default collation. Not PostgreSQL (a quoted
+# ``"userId"`` is another column than ``userid``) nor MongoDB, Cassandra and other stores.
+CASE_INSENSITIVE_DB_TYPES = frozenset({
+    "mysql", "mariadb", "tidb", "ticdc", "ob_mysql", "vitess", "oracle", "ob_oracle",
+    "ob_in_oracle_mode", "db2", "informix", "sqlserver", "microsoft sql server"})
 
 
 def case_insensitive_source(source_format: str | None, db_type: str | None) -> bool:
     """Whether a change row's column names are case-insensitive at its source: by its ``db_type``,
-    else by its format (one that carries MySQL-family sources only, such as Canal or Maxwell)."""
+    else by its format (Canal, Maxwell and DRS JSON carry MySQL; GoldenGate mostly Oracle)."""
     if db_type:
         return db_type.lower() in CASE_INSENSITIVE_DB_TYPES
     decoder = registry().get(source_format or "")

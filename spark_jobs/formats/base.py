@@ -84,7 +84,7 @@ class Decoder:
     description: ClassVar[str] = ""
     # Lower runs first in ``auto`` detection; None = never auto-detected (binary formats).
     detect_priority: ClassVar[int | None] = None
-    # The format carries MySQL-family sources only, whose column names are case-insensitive:
+    # The format's sources compare column names ignoring case (MySQL and its kin, Oracle), so
     # ``Name`` and ``name`` are one column (see ``identifiers.case_insensitive_source``).
     case_insensitive_names: ClassVar[bool] = False
 

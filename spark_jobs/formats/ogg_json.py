@@ -64,7 +64,7 @@ from spark_jobs.formats._plain_json import (
     untyped_image,
     wall_clock_field,
 )
-from spark_jobs.formats.base import JsonDecoder, key_of
+from spark_jobs.formats.base import JsonDecoder, key_of, key_of_any_case
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.debezium_json import (
     SCHEMA_READ_ERRORS,
@@ -86,6 +86,8 @@ class OggJsonDecoder(JsonDecoder):
     description = "Oracle GoldenGate JSON formatter (table/op_type/op_ts/pos/before/after)"
     detect_priority = 70
     concatenated_documents = True  # transaction mode
+    # Oracle's names are upper case unless quoted, and compared ignoring case; MySQL's always are.
+    case_insensitive_names = True
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:
@@ -207,6 +209,9 @@ class OggJsonDecoder(JsonDecoder):
         row_key = key_of(after if op != "DELETE" else before, keys)
         if row_key is None and op == "UPDATE":
             row_key = key_of(before, keys)
+        if row_key is None and keys:  # a key column the image spells otherwise (``id``, ``ID``)
+            row_key = key_of_any_case(after if op != "DELETE" else before, keys) or (
+                key_of_any_case(before, keys) if op == "UPDATE" else None)
         if row_key is None and keys:
             # An insert without its key values could not be applied either: compaction would
             # refuse the whole table ("key columns but no key values"); quarantine it alone.

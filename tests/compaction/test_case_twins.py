@@ -45,6 +45,17 @@ def test_paimon_case_insensitive_canal_messages_end_in_paimons_table(spark):
     assert props[CASE_FOLDED_PROPERTY] == "true"
 
 
+def test_paimon_case_insensitive_ogg_messages_end_in_paimons_table(spark):
+    """Paimon's ``testCaseInsensitive`` for ogg-json: ``101, scooter, 3.14`` and ``102, car battery,
+    8.1``. The second message keys ``id`` and spells ``name`` and ``WEIGHT`` where the first has
+    ``ID``, ``NAME`` and ``weight``: GoldenGate's Oracle names compare ignoring case."""
+    compact(spark, 807, decoded("ogg_json/paimon_ogg_db_caseinsensitive", "real_paimon_ogg_ci"))
+    name = "current.real_paimon_ogg_ci__paimon_sync_database__t1"
+    assert data_columns(spark, name) == ["ID", "description", "name", "weight"]
+    assert rows(spark, name, ("id", "name", "weight")) == [("101", "scooter", "3.14"),
+                                                            ("102", "car battery", "8.1")]
+
+
 def _renamed_by_case(database: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A MySQL table before and after ``ALTER TABLE users CHANGE name Name varchar(20)``, as Canal
     sends it: rows 1 and 2, then row 1 updated, row 2 deleted and row 3 inserted under ``Name``."""
