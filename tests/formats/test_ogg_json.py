@@ -96,14 +96,24 @@ def test_keyless_update_without_before_image_is_quarantined() -> None:
     assert info.value.reason == errors.MISSING_KEY and "primary_keys" in str(info.value)
 
 
+def test_a_key_column_the_image_spells_otherwise_is_found_ignoring_case() -> None:
+    # Paimon's ogg database/case-insensitive data: ``primary_keys`` ["id"], image column "ID"
+    # (Oracle compares unquoted names ignoring case). Names stay as sent.
+    [row] = _rows({"table": "S.T1", "op_type": "I", "op_ts": "2020-05-13 15:40:07.000000",
+                   "pos": "144", "primary_keys": ["id"], "after": {"ID": 102, "name": "car battery"}})
+    assert (row["primary_key_columns"], row["row_key"]) == (["id"], '["102"]')
+    assert row["after"] == {"ID": "102", "name": "car battery"}
+
+
 def test_insert_without_the_key_columns_it_names_is_quarantined() -> None:
-    # Paimon's ogg database/case-insensitive data: ``primary_keys`` ["id"], image column "ID".
     # Emitted as is, the row would carry key columns but no key, and compaction would refuse the
-    # whole table; it goes to quarantine alone, as Canal's decoder does.
-    with pytest.raises(DecodeError) as info:
-        _rows({"table": "S.T1", "op_type": "I", "op_ts": "2020-05-13 15:40:07.000000",
-               "pos": "144", "primary_keys": ["id"], "after": {"ID": 102, "name": "car battery"}})
-    assert info.value.reason == errors.MISSING_KEY and "insert" in str(info.value)
+    # whole table; it goes to quarantine alone, as Canal's decoder does. So does a key column that
+    # two image columns match ignoring case.
+    for after in ({"name": "car battery"}, {"ID": 102, "Id": 103}):
+        with pytest.raises(DecodeError) as info:
+            _rows({"table": "S.T1", "op_type": "I", "op_ts": "2020-05-13 15:40:07.000000",
+                   "pos": "144", "primary_keys": ["id"], "after": after})
+        assert info.value.reason == errors.MISSING_KEY and "insert" in str(info.value)
 
 
 def test_without_op_type_the_images_give_update_and_delete_only() -> None:
