@@ -225,7 +225,7 @@ def key_of(image: dict[str, str | None] | None, columns: list[str] | tuple[str, 
 
 def key_of_any_case(image: dict[str, str | None] | None,
                     columns: list[str] | tuple[str, ...]) -> str | None:
-    """:func:`key_of` for sources whose column names are case-insensitive (MySQL and its kin): a
+    """:func:`key_of` for sources that compare column names ignoring case (MySQL, Oracle): a
     key column the image spells otherwise (key ``k1``, column ``K1``) is the one column that
     matches it ignoring case; None if none or several do."""
     if not image or not columns:

@@ -86,7 +86,7 @@ class OggJsonDecoder(JsonDecoder):
     description = "Oracle GoldenGate JSON formatter (table/op_type/op_ts/pos/before/after)"
     detect_priority = 70
     concatenated_documents = True  # transaction mode
-    # Oracle's names are upper case unless quoted, and compared ignoring case; MySQL's always are.
+    # GoldenGate's sources compare column names ignoring case: Oracle (unquoted names), MySQL.
     case_insensitive_names = True
 
     @classmethod
