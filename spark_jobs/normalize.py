@@ -10,8 +10,11 @@ fix, which is the same thing) gives the same tables.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
@@ -51,6 +54,18 @@ class NormalizeSummary:
     control_messages: int
     quarantined_messages: int
     change_rows: int
+    # Wall-clock seconds of each step (decode + pairing + stats, then the three writes): where an
+    # hour's time went, printed with the counts by the job and read by bench/normalize.
+    step_seconds: dict[str, float] = field(default_factory=dict)
+
+
+@contextmanager
+def _timed(seconds: dict[str, float], step: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[step] = round(time.perf_counter() - start, 3)
 
 
 def topic_formats(config: PipelineConfig) -> dict[str, TopicFormat]:
@@ -182,28 +197,33 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     # collected), so no Python decoder or pairing pass runs twice.
     outcomes = decode_outcomes(raw, formats).persist(StorageLevel.MEMORY_AND_DISK)
     paired = paired_updates(outcomes).persist(StorageLevel.MEMORY_AND_DISK)
+    seconds: dict[str, float] = {}
     try:
-        stats = run_stats(raw, outcomes, hour, run_id, paired)
-        totals = reconcile(stats)
+        with _timed(seconds, "decode_pair_stats"):
+            stats = run_stats(raw, outcomes, hour, run_id, paired)
+            totals = reconcile(stats)
 
         def total(metric: str) -> int:
             return sum(t.get(metric, 0) for t in totals.values())
 
-        changes = changelog_rows(outcomes, hour, run_id, paired)
-        _replace_hour(spark, changes, CHANGELOG, hour, branch)
-        quarantined = quarantine_rows(outcomes, hour, run_id)
-        if total("quarantined_messages") <= SMALL_QUARANTINE:
-            # Usually none or a few: one file, without the range shuffle's sampling job.
-            replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
-        else:
-            _replace_hour(spark, quarantined, QUARANTINE, hour, branch)
-        _replace_stats(spark, spark.createDataFrame(stats, spark.table(RUN_STATS).schema), hour)
+        with _timed(seconds, "changelog_write"):
+            _replace_hour(spark, changelog_rows(outcomes, hour, run_id, paired), CHANGELOG, hour, branch)
+        with _timed(seconds, "quarantine_write"):
+            quarantined = quarantine_rows(outcomes, hour, run_id)
+            if total("quarantined_messages") <= SMALL_QUARANTINE:
+                # Usually none or a few: one file, without the range shuffle's sampling job.
+                replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
+            else:
+                _replace_hour(spark, quarantined, QUARANTINE, hour, branch)
+        with _timed(seconds, "stats_write"):
+            _replace_stats(spark, spark.createDataFrame(stats, spark.table(RUN_STATS).schema), hour)
     finally:
         paired.unpersist()
         outcomes.unpersist()
 
     return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
-                            total("control_messages"), total("quarantined_messages"), total("change_rows"))
+                            total("control_messages"), total("quarantined_messages"), total("change_rows"),
+                            seconds)
 
 
 def table_ref(table: str, branch: str | None) -> str:

@@ -1,6 +1,7 @@
 """Benchmark: normalize job vs. a bare Spark JSON parse of the same raw rows.
 
-    .venv/bin/python bench/normalize/run.py [--messages 1000000] [--repeat 1] [--phases] [--floor] [--keep]
+    .venv/bin/python bench/normalize/run.py [--messages 1000000] [--repeat 1] [--phases] [--floor]
+        [--write-modes] [--keep]
 
 Generates N raw messages (≈1 KB each, a mix of formats taken from the fixtures: copies of one
 template per format, padded) into ``raw.kafka_messages`` for one hour of a private state folder, then
@@ -63,6 +64,8 @@ def main() -> int:
                         help="also time the Python hand-off alone and the decoders alone (see below)")
     parser.add_argument("--floor", action="store_true",
                         help="also time the bare parse plus one Iceberg write of its maps (see below)")
+    parser.add_argument("--write-modes", action="store_true",
+                        help="also time the changelog write under each Iceberg distribution mode (see below)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="cdclake-bench-"))
     os.environ["CDCLAKE_HOME"] = str(home)
@@ -119,11 +122,14 @@ def main() -> int:
         summary = normalize_hour(spark, formats, HOUR, "bench")
         norm_times.append(time.perf_counter() - t2)
         print(f"run {run}: bare {bare_times[-1]:.1f}s, normalize {norm_times[-1]:.1f}s "
-              f"(load average {os.getloadavg()[0]:.1f})")
+              f"(load average {os.getloadavg()[0]:.1f}); normalize's steps: "
+              + ", ".join(f"{step} {seconds:.1f}s" for step, seconds in summary.step_seconds.items()))
     if args.phases:
         _time_phases(stored, formats, args.messages)
     if args.floor:
         _time_floor(spark, stored, args.messages, args.repeat)
+    if args.write_modes:
+        _time_write_modes(spark, stored, formats)
     bare_s, norm_s = min(bare_times), min(norm_times)
     bare_rate, norm_rate = args.messages / bare_s, args.messages / norm_s
     print(f"bare from_json parse: {count} rows in {bare_s:.1f}s = {bare_rate:,.0f} messages/s")
@@ -178,6 +184,41 @@ def _time_floor(spark: SparkSession, stored: DataFrame, messages: int, repeat: i
         times.append(time.perf_counter() - start)
     print(f"floor (bare parse + one Iceberg write of its maps): best {min(times):.1f}s = "
           f"{messages / min(times):,.0f} messages/s")
+
+
+def _time_write_modes(spark: SparkSession, stored: DataFrame, formats: dict) -> None:
+    """What the changelog's layout costs: the hour's decoded change rows (decoded once, persisted)
+    written to a scratch copy of ``cdc.changelog`` under each Iceberg write distribution mode:
+    ``range`` (the table's: its ``WRITE ORDERED BY`` sort, a sampling job and a range shuffle, so
+    each file holds a slice of the tables), ``hash`` (one shuffle partition per landing hour, split
+    by AQE only when large; each task sorted) and ``none`` (no shuffle; each input task writes its
+    rows sorted, every file spanning all tables)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from spark_jobs.decode_spark import decode_outcomes
+    from spark_jobs.normalize import changelog_rows
+    from spark_jobs.tables import CHANGELOG, TABLES, in_catalog
+
+    order = next(o for name, _c, _p, o in TABLES if name == CHANGELOG)
+    outcomes = decode_outcomes(stored, formats).persist(StorageLevel.MEMORY_AND_DISK)
+    rows = changelog_rows(outcomes, HOUR, "bench")
+    start = time.perf_counter()
+    count = rows.count()
+    print(f"decode + persist of {count} change rows: {time.perf_counter() - start:.1f}s")
+    table = in_catalog(spark, "cdc.bench_changelog_layout")  # qualified: no catalog-lookup warning
+    for mode in ("range", "hash", "none"):
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+        spark.sql(f"CREATE TABLE {table} USING iceberg PARTITIONED BY (landed_hour) "
+                  f"AS SELECT * FROM {CHANGELOG} LIMIT 0")
+        spark.sql(f"ALTER TABLE {table} WRITE ORDERED BY {order}")
+        start = time.perf_counter()
+        rows.writeTo(table).option("distribution-mode", mode).overwrite(F.col("landed_hour") == F.lit(HOUR))
+        seconds = time.perf_counter() - start
+        files = cast("Row", spark.sql(f"SELECT count(*) FROM {table}.files").first())[0]
+        print(f"changelog write, distribution {mode}: {seconds:.1f}s, {files} file(s)")
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    outcomes.unpersist()
 
 
 if __name__ == "__main__":
