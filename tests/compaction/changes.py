@@ -34,7 +34,7 @@ class Changes:
 
     def __init__(
         self,
-        database: str,
+        database: str | None,
         table: str,
         keys: list[str] | None = None,
         types: dict[str, str] | None = None,
@@ -70,6 +70,7 @@ class Changes:
         if row_key is None and keys:
             image = after if op != "DELETE" else before
             image = image if image and all(k in image for k in keys) else (before or after)
+            assert image is not None, "a keyed change needs an image holding its key"
             row_key = "[" + ",".join(f'"{image[k]}"' for k in keys) + "]"
         message = RawMessage(value=b"", topic=self.topic, partition=partition, offset=offset)
         column_types = dict(self.types if types is None else types)

@@ -51,7 +51,7 @@ def compacted(spark):
     )
     _write(spark, CHANGELOG, "ord")
     _write(spark, SHUFFLED_LOG, "shuf")
-    summaries = {}
+    summaries: dict[int, list[Any]] = {}
     for n in (1, 2, 3, 2):
         summaries.setdefault(n, []).append(compact_hour(spark, hour(HOUR0 + n), f"compact__{n}"))
     for n in (3, 1, 2, 1):

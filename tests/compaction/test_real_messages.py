@@ -10,6 +10,7 @@ capturing the same demo table (Flink's and Paimon's ``products``) do not share a
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -172,7 +173,7 @@ PAIMON_105 = ("105", "hammer", "14oz carpenter's hammer", "0.875")
 PAIMON_107 = ("107", "rocks", "box of assorted rocks", "5.3")
 
 
-def _weights_as_float32(rows: list[tuple[str | None, ...]]) -> list[tuple[Any, ...]]:
+def _weights_as_float32(rows: Sequence[tuple[str | None, ...]]) -> list[tuple[Any, ...]]:
     """``weight`` (4th column) through FLOAT: GoldenGate writes the FLOAT column's exact double
     (``3.140000104904175``) where Paimon's and SeaTunnel's files or readers give ``3.14``."""
     return [(*r[:3], None if r[3] is None else _float32(r[3]), *r[4:]) for r in rows]

@@ -212,8 +212,8 @@ def test_airflow_environment_gives_a_distributed_pipeline_config(compose):
 
 def test_spark_image_matches_pyspark_and_the_jars_pom():
     dockerfile = (ROOT / "include/compose/spark/Dockerfile").read_text()
-    pyspark = re.search(r"^pyspark==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M)
-    assert pyspark and f"apache/spark:{pyspark[1]}-" in dockerfile
+    pinned = re.search(r"^pyspark==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M)
+    assert pinned and f"apache/spark:{pinned[1]}-" in dockerfile
     assert "maven/spark/pom.xml" in dockerfile and "include/compose/spark/pom.xml" in dockerfile
     extras = (ROOT / "include/compose/spark/pom.xml").read_text()
     import pyspark

@@ -146,5 +146,5 @@ def test_hourly_start_date_comes_from_the_configuration(monkeypatch: pytest.Monk
     monkeypatch.setenv("CDCLAKE_START_DATE", "2025-02-03T07:00:00Z")
     bag = DagBag(dag_folder=str(DAGS_FOLDER / "cdclake_hourly.py"), safe_mode=False)
     dag = bag.dags["cdclake_hourly"]
-    assert dag.start_date.isoformat() == "2025-02-03T07:00:00+00:00"
+    assert dag.start_date is not None and dag.start_date.isoformat() == "2025-02-03T07:00:00+00:00"
     assert dag.catchup is True and dag.max_active_runs == 1

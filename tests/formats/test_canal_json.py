@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import pytest
 
@@ -514,9 +515,10 @@ def test_a_json_column_repeating_a_key_is_kept_as_sent_with_a_warning() -> None:
 
 def test_canal_adapter_dml_without_id_is_canal_not_oms() -> None:
     # Canal's client adapter logs its Dml with destination/groupId and no id (canal #3222, #1408).
-    adapter = {"data": None, "database": "db", "destination": "example", "groupId": "g1",
-               "es": 1606999495000, "isDdl": False, "old": None, "pkNames": [],
-               "sql": "ALTER TABLE `db`.`t` ADD COLUMN c int", "table": "t", "ts": 1607000161626,
-               "type": "ALTER"}
+    adapter: dict[str, Any] = {
+        "data": None, "database": "db", "destination": "example", "groupId": "g1",
+        "es": 1606999495000, "isDdl": False, "old": None, "pkNames": [],
+        "sql": "ALTER TABLE `db`.`t` ADD COLUMN c int", "table": "t", "ts": 1607000161626,
+        "type": "ALTER"}
     assert detected(adapter) == "canal_json"
     assert detected({k: v for k, v in adapter.items() if k not in ("destination", "groupId")}) == "oms_canal"

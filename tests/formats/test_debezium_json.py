@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -121,7 +122,7 @@ def test_json_with_a_repeated_key_is_kept_as_sent_with_a_warning() -> None:
         {"field": "after", "type": "struct", "fields": [{"field": "doc", "type": "string",
                                                          "name": "io.debezium.data.Json"}]}]}
     sent = '{"a": 1, "b": {"c": 2.50, "c": 3}}'
-    doc = {"schema": schema, "payload": {"op": "c", "after": {"doc": sent}, "source": SOURCE}}
+    doc: dict[str, Any] = {"schema": schema, "payload": {"op": "c", "after": {"doc": sent}, "source": SOURCE}}
     row = DebeziumJsonDecoder().decode(RawMessage(value=json.dumps(doc).encode())).rows[0]
     assert row["after"] == {"doc": sent}
     assert row["warnings"] == ["column 'doc': JSON object repeats key 'c'; compacting it would drop a "
@@ -557,7 +558,7 @@ def test_mysql_snapshot_rows_sent_as_creates_are_snapshot_rows() -> None:
 def test_wal2json_ts_usec_in_nanoseconds_is_read_as_nanoseconds() -> None:
     # DBZ-1174: the PostgreSQL connector with wal2json wrote commit times in nanoseconds into
     # ts_usec (fixture wild_pg07_wal2json_ts_usec_nanos, magma/magma).
-    doc = {"before": None, "after": {"id": 1}, "op": "c", "ts_ms": 1528831778308,
+    doc: dict[str, Any] = {"before": None, "after": {"id": 1}, "op": "c", "ts_ms": 1528831778308,
            "source": {"version": "0.7.5", "name": "magma", "ts_usec": 1528753424430907000,
                       "txId": 601, "lsn": 22496127, "snapshot": False, "db": "d",
                       "schema": "public", "table": "t"}}
@@ -717,12 +718,12 @@ def test_cassandra_range_tombstone_is_rejected() -> None:
 
 # -- CloudEvents (CloudEventsConverter, JSON envelope and data) ------------------------------
 
-BITS = {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,
-        "parameters": {"length": "16"}, "field": "flags"}
+CE_BITS = {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,
+           "parameters": {"length": "16"}, "field": "flags"}
 ROW_SCHEMA = {"type": "struct", "optional": True, "name": "srv.inventory.t.Value", "fields": [
     {"type": "int32", "optional": False, "field": "id"},
     {"type": "bytes", "optional": True, "name": DECIMAL, "parameters": {"scale": "2"}, "field": "price"},
-    BITS]}
+    CE_BITS]}
 ROW = {"id": 7, "price": "AOY=", "flags": "AQI="}
 PG_SOURCE = {"version": "2.5.0.Final", "connector": "postgresql", "name": "srv", "ts_ms": 1700000000123,
              "snapshot": "false", "db": "inventory", "sequence": "[null,\"100\"]", "schema": "public",

@@ -94,8 +94,9 @@ def _mutated(document: Any, path: Path, value: Any) -> bytes:
 
 
 def _options(case: FixtureCase) -> FormatOptions:
-    return FormatOptions(**{name: tuple(value) if isinstance(value, list) else value
-                            for name, value in case.options().items()})
+    options: dict[str, Any] = {name: tuple(value) if isinstance(value, list) else value
+                               for name, value in case.options().items()}
+    return FormatOptions(**options)
 
 
 def _decode(format_id: str, options: FormatOptions, value: bytes, key: bytes | None = None) -> Outcome:

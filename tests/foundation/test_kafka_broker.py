@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -17,16 +18,17 @@ def test_produce_and_consume_keys_headers_and_create_time(kafka_bootstrap: str) 
     for future in admin.create_topics([NewTopic("foundation.roundtrip", 2, 1)]).values():
         future.result()
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
-    sent = [(p, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i, [("h", f"x{i}".encode())])
+    headers: list[list[tuple[str, str | bytes | None]]] = [[("h", f"x{i}".encode())] for i in range(5)]
+    sent = [(p, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i, headers[i])
             for i, p in enumerate([0, 1, 0, 1, 0])]
-    for partition, key, value, ts, headers in sent:
+    for partition, key, value, ts, record_headers in sent:
         producer.produce("foundation.roundtrip", key=key, value=value, partition=partition,
-                         timestamp=ts, headers=headers)
+                         timestamp=ts, headers=record_headers)
     assert producer.flush(10) == 0
     consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "foundation",
                          "enable.auto.commit": False})
     consumer.assign([TopicPartition("foundation.roundtrip", p, 0) for p in (0, 1)])
-    got = []
+    got: list[tuple[Any, ...]] = []
     while len(got) < len(sent):
         message = consumer.poll(10)
         assert message is not None, "timed out waiting for records"

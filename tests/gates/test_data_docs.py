@@ -53,6 +53,8 @@ def test_a_gate_that_breaks_renders_what_it_validated_and_raises_its_own_error(s
     from spark_jobs.gates import GateRunner, run_gate
 
     class BreaksOnSecondBatch(GateRunner):
+        batches = 0
+
         def validate(self, *args, **kwargs):
             if self.batches:
                 raise RuntimeError("the second batch broke")

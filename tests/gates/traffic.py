@@ -25,7 +25,7 @@ def write_hour(spark: SparkSession, hour: dt.datetime, messages: list[tuple[str,
     """Raw records (partition 0, offsets from hour-based bases) and a matching ledger; returns raw rows."""
     base = hour.hour * 1000
     next_offset: dict[str, int] = {}
-    records = []
+    records: list[tuple] = []
     for i, (topic, key, value) in enumerate(messages):
         offset = next_offset.get(topic, base)
         next_offset[topic] = offset + 1

@@ -25,7 +25,7 @@ BASE_MS = int((HOUR + dt.timedelta(minutes=5)).replace(tzinfo=dt.UTC).timestamp(
 
 def _raw_records() -> list[tuple]:
     offsets: dict[str, int] = {}
-    records = []
+    records: list[tuple] = []
     for i, (topic, key, value) in enumerate(mixed_traffic.messages()):
         offset = offsets.get(topic, 0)
         offsets[topic] = offset + 1
