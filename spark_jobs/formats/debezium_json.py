@@ -50,6 +50,13 @@ names the deleted row's key in ``after`` (read as the before image), ``op`` ``i`
 (a snapshot row when ``source.snapshot``), ``r`` is a range tombstone (rejected: it deletes a range
 of rows that no key names), the 1.x source time is ``ts_micro``, and the manual's source ``ts_ms``
 holds microseconds (read so when it is beyond year 9999 as milliseconds).
+ScyllaDB's CDC source connector (``source.connector`` scylla; its default ``legacy`` output) names
+the table in ``source.table_name``/``keyspace_name`` and wraps every non-key column in a cell
+``{"value": v}`` (schema ``<prefix>.<keyspace>.<table>.<column>.Cell``): ``{"value": null}`` set
+the column to NULL, a bare ``null`` left it unmodified (unknown: the image is then partial; updates
+carry no before image). Key columns are bare, so without a message key the bare non-null columns
+are the key. Its ``ts_ns`` is ``ts_ms`` padded with zeros: ``ts_us`` is the finer time. Its
+``advanced`` output has no cells and is read as plain values.
 CloudEvents: Debezium's ``io.debezium.converters.CloudEventsConverter`` (structured mode, JSON
 envelope) writes ``{"id", "source", "specversion": "1.0", "type", "time", "datacontenttype",
 "iodebeziumop", "iodebezium<source field>"..., "iodebeziumtx<transaction field>"..., "data"}``;
@@ -240,6 +247,10 @@ _MAX_EPOCH_MICROS = 253_402_300_799_999_999
 # Column cells: YugabyteDB {value, set}, Cassandra {value, deletion_ts, set} (see _cell_value).
 _CELL_FIELDS = (frozenset({"value", "set"}), frozenset({"value", "deletion_ts", "set"}))
 _CELL_CONNECTORS = frozenset({"yugabytedb", "cassandra"})
+# ScyllaDB's CDC source connector (legacy output, its default): every non-key column is a cell
+# {value} whose schema is named "<prefix>.<keyspace>.<table>.<column>.Cell"; key columns are bare.
+_SCYLLA = "scylla"
+_SCYLLA_CELL = frozenset({"value"})
 # Cassandra's after struct also has these range-tombstone bounds: not columns.
 _CASSANDRA_RANGE_FIELDS = frozenset({".range_start", ".range_end"})
 _FLAT_SOURCE = {"version", "connector", "name", "snapshot", "db", "schema", "table", "collection",
@@ -464,6 +475,12 @@ class DebeziumJsonDecoder(JsonDecoder):
                     if name != "ts_ms":
                         continue
                     micros = micros_from_epoch(value, "us")
+                if name == "ts_ns" and micros % 1000 == 0 and doc.get("ts_us") is not None:
+                    # ScyllaDB's source ts_ns is its ts_ms padded with zeros: a ts_us of the
+                    # same millisecond is the finer time.
+                    finer = micros_from_epoch(doc["ts_us"], "us")
+                    if finer // 1000 == micros // 1000:
+                        micros = finer
             except ConversionWarning:
                 hint = (" (this is Avro's JSON encoding of the record, with union branches such "
                         "as {\"long\": ...}, not Debezium JSON)"
@@ -484,6 +501,8 @@ class DebeziumJsonDecoder(JsonDecoder):
             source = {**source, "connector": named}
         if _is_mongo(payload, source):
             return self._mongo_row(op, payload, source, message)
+        if _connector(source) == _SCYLLA and not source.get("table"):
+            source = {**source, "table": source.get("table_name")}  # and keyspace_name: _database
         if not source.get("table"):
             # A change whose source names no table cannot be applied anywhere (and would fail
             # the changelog gate for its whole hour): the topic's configured table, else quarantine.
@@ -511,8 +530,9 @@ class DebeziumJsonDecoder(JsonDecoder):
             # A full row image without a single column would replace the row with nothing.
             raise self.fail(errors.MISSING_FIELD, f"'after' is empty (a row image with no columns) when "
                                                   f"op is {payload['op']!r}")
+        bare_keys = _scylla_key_columns(payload) if cells and _connector(source) == _SCYLLA else None
         row = self._keyed_row(message, op, before, after, after is not None and not after_partial,
-                              specs, payload, source, warnings)
+                              specs, payload, source, warnings, bare_keys=bare_keys)
         if op == "UPDATE" and before is None and row["row_key"] is None:
             # PostgreSQL's default replica identity sends no old row: on a keyless table the row
             # to replace cannot be found (Flink fails the same way).
@@ -590,16 +610,17 @@ class DebeziumJsonDecoder(JsonDecoder):
                    after: dict[str, str | None] | None, after_is_full: bool,
                    specs: dict[str, dict[str, Any]], envelope: dict[str, Any],
                    source: dict[str, Any], warnings: list[str],
-                   key_into_image: bool = False) -> dict[str, Any]:
+                   key_into_image: bool = False, bare_keys: list[str] | None = None) -> dict[str, Any]:
         """The change row of one decoded change: keys from the message, times from the envelope.
         ``key_into_image`` (flattened rows): key columns the row leaves out and the Kafka key
         carries are put into it (upsert topics whose values exclude the key: Flink upsert-kafka's
-        ``EXCEPT_KEY``, Materialize's ``ENVELOPE UPSERT`` sources), so they are table columns."""
+        ``EXCEPT_KEY``, Materialize's ``ENVELOPE UPSERT`` sources), so they are table columns.
+        ``bare_keys``: the key columns the images show when nothing else names them (ScyllaDB)."""
         database, schema_name = _database(source), _text(source.get("schema"))
         table = _text(source.get("table") or source.get("collection"))
         types = {column: logical for column, spec in specs.items() if (logical := connect_logical_type(spec))}
         keys, key_values = self._keys(message, envelope, database, table, warnings,
-                                      _connector(source))
+                                      _connector(source), bare_keys)
         image = before if op == "DELETE" else after
         if key_into_image and image is not None:
             image.update({k: key_values[k] for k in keys if k not in image and k in key_values})
@@ -662,8 +683,8 @@ class DebeziumJsonDecoder(JsonDecoder):
         return image, partial
 
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
-              table: str | None, warnings: list[str],
-              connector: str | None = None) -> tuple[list[str], dict[str, str | None]]:
+              table: str | None, warnings: list[str], connector: str | None = None,
+              bare_keys: list[str] | None = None) -> tuple[list[str], dict[str, str | None]]:
         """(key columns, key values from the Kafka key); see the module docstring for precedence."""
         key_values: dict[str, str | None] = {}
         key_columns: list[str] | None = None
@@ -701,7 +722,7 @@ class DebeziumJsonDecoder(JsonDecoder):
             names = (change.get("table") or {}).get("primaryKeyColumnNames")
             if isinstance(names, list) and names:
                 return [str(n) for n in names], key_values
-        return [], key_values
+        return bare_keys or [], key_values
 
     # -- MongoDB ---------------------------------------------------------------------------
     def _mongo_row(self, op: str, payload: dict[str, Any], source: dict[str, Any],
@@ -1394,6 +1415,8 @@ def _database(source: dict[str, Any]) -> str | None:
     if ((source.get("db") in (None, "") or _connector(source) == "cassandra")
             and source.get("keyspace") not in (None, "")):
         return _text(source["keyspace"])
+    if source.get("db") in (None, "") and _connector(source) == _SCYLLA:
+        return _text(source.get("keyspace_name"))
     return _text(source.get("db"))
 
 
@@ -1457,7 +1480,11 @@ def _cell_spec(spec: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     fields = [f for f in spec.get("fields") or [] if isinstance(f, dict)]
     by_name = {f.get("field"): f for f in fields}
-    if frozenset(by_name) not in _CELL_FIELDS or len(fields) != len(by_name):
+    if len(fields) != len(by_name):
+        return None
+    if frozenset(by_name) == _SCYLLA_CELL and str(spec.get("name") or "").endswith(".Cell"):
+        return by_name["value"]
+    if frozenset(by_name) not in _CELL_FIELDS:
         return None
     if str((by_name.get("set") or {}).get("type")) != "boolean":
         return None
@@ -1473,8 +1500,20 @@ def _has_cells(payload: dict[str, Any], specs: dict[Any, dict[str, Any]], connec
     values = [value for side in ("before", "after") if isinstance(payload.get(side), dict)
               for column, value in payload[side].items()
               if value is not None and column not in _CASSANDRA_RANGE_FIELDS]
+    if connector == _SCYLLA:  # key columns are bare: one {value} cell shows the legacy output
+        return any(isinstance(value, dict) and frozenset(value) == _SCYLLA_CELL for value in values)
     lenient = connector in _CELL_CONNECTORS
     return bool(values) and all(_is_cell(value, lenient) for value in values)
+
+
+def _scylla_key_columns(payload: dict[str, Any]) -> list[str]:
+    """ScyllaDB legacy output wraps every non-key column in a cell and no key column: the bare
+    non-null columns of the image (``after``, else ``before``) are the primary key, in order."""
+    image = payload.get("after") if isinstance(payload.get("after"), dict) else payload.get("before")
+    if not isinstance(image, dict):
+        return []
+    return [column for column, value in image.items()
+            if value is not None and not (isinstance(value, dict) and frozenset(value) == _SCYLLA_CELL)]
 
 
 def _cell_value(cell: Any) -> tuple[bool, Any]:

@@ -17,19 +17,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_jobs.formats._canal_family import BINARY_BYTE_LIST, CanalFamilyDecoder, drs_evidence
-from spark_jobs.formats.drs_json import is_drs_shaped
+from spark_jobs.formats._canal_family import drs_evidence
+from spark_jobs.formats.drs_json import DrsJsonDecoder, is_drs_shaped
 
 
-class DrsJsonCDecoder(CanalFamilyDecoder):
-    """DRS JSON-C (see the module docstring for the precedence in ``auto``)."""
+class DrsJsonCDecoder(DrsJsonDecoder):
+    """DRS JSON-C: ``drs_json``'s decoder under its own id and detection rule."""
 
     format_id = "drs_json_c"
     description = "Huawei Cloud DRS JSON-C (MySQL, GaussDB(for MySQL) sources)"
     detect_priority = 45
-    binary_encoding = BINARY_BYTE_LIST
-    case_insensitive_names = True
-    sequence_field = "id"
 
     @classmethod
     def matches(cls, doc: dict[str, Any]) -> bool:

@@ -716,6 +716,52 @@ def test_cassandra_range_tombstone_is_rejected() -> None:
     assert info.value.reason == errors.INVALID_OP
 
 
+# -- ScyllaDB CDC source connector (legacy output: non-key columns as {value} cells) ---------
+
+SCYLLA_SOURCE = {"version": "1.2.6", "connector": "scylla", "name": "c", "ts_ms": 1755710756661,
+                 "ts_us": 1755710756661369, "ts_ns": 1755710756661000000, "snapshot": "false",
+                 "db": "ks", "keyspace_name": "ks", "table_name": "t"}
+
+
+def test_scylla_unmodified_column_is_unknown_and_bare_columns_are_the_key() -> None:
+    row = _decode_one({"op": "u", "source": SCYLLA_SOURCE, "before": None,
+                       "after": {"ck": 2, "pk": 1, "a": {"value": 5}, "b": None,
+                                 "c": {"value": None}}})
+    assert (row["database"], row["table_name"], row["db_type"]) == ("ks", "t", "scylla")
+    assert row["after"] == {"ck": "2", "pk": "1", "a": "5", "c": None}
+    assert row["after_is_full"] is False
+    assert (row["primary_key_columns"], row["row_key"]) == (["ck", "pk"], '["2","1"]')
+    assert row["event_time"] == 1755710756661369  # ts_us: ts_ns is ts_ms padded with zeros
+
+
+def test_scylla_message_key_wins_and_a_cell_schema_types_the_value() -> None:
+    cell = {"type": "struct", "optional": True, "name": "c.ks.t.d.Cell", "field": "d",
+            "fields": [{"type": "int32", "optional": True, "name": "org.apache.kafka.connect.data.Date",
+                        "field": "value"}]}
+    image = {"type": "struct", "fields": [{"type": "int32", "field": "pk"}, cell]}
+    schema = {"type": "struct", "fields": [{**image, "field": "before"}, {**image, "field": "after"},
+                                           {"type": "string", "field": "op"}]}
+    payload = {"op": "c", "source": SCYLLA_SOURCE, "before": None,
+               "after": {"pk": 1, "d": {"value": 19297}}}
+    row = _decode_one({"schema": schema, "payload": payload}, key={"pk": 1})
+    assert row["after"] == {"pk": "1", "d": "2022-11-01"}
+    assert row["column_types"] == {"pk": "LONG", "d": "DATE"}
+    assert row["after_is_full"] is True and row["row_key"] == '["1"]'
+
+
+def test_scylla_advanced_output_without_cells_is_read_as_plain_values() -> None:
+    row = _decode_one({"op": "u", "source": SCYLLA_SOURCE, "before": {"pk": 1, "v": "a"},
+                       "after": {"pk": 1, "v": None}}, key={"pk": 1})
+    assert row["after"] == {"pk": "1", "v": None} and row["after_is_full"] is True
+
+
+def test_ts_ns_is_kept_when_finer_than_its_millisecond() -> None:
+    source = {**SOURCE, "connector": "postgresql", "ts_us": 1755710756661369,
+              "ts_ns": 1755710756661369123}
+    row = _decode_one({"op": "c", "source": source, "before": None, "after": {"id": 1}})
+    assert row["event_time"] == 1755710756661369
+
+
 # -- CloudEvents (CloudEventsConverter, JSON envelope and data) ------------------------------
 
 CE_BITS = {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,
