@@ -56,7 +56,8 @@ the table in ``source.table_name``/``keyspace_name`` and wraps every non-key col
 the column to NULL, a bare ``null`` left it unmodified (unknown: the image is then partial; updates
 carry no before image). Key columns are bare, so without a message key the bare non-null columns
 are the key. Its ``ts_ns`` is ``ts_ms`` padded with zeros: ``ts_us`` is the finer time. Its
-``advanced`` output has no cells and is read as plain values.
+``advanced`` output has no cells and is read as plain values; its payload ``key`` (the key columns,
+``cdc.include.primary-key.placement`` payload-key) keys a delete that carries no image.
 CloudEvents: Debezium's ``io.debezium.converters.CloudEventsConverter`` (structured mode, JSON
 envelope) writes ``{"id", "source", "specversion": "1.0", "type", "time", "datacontenttype",
 "iodebeziumop", "iodebezium<source field>"..., "iodebeziumtx<transaction field>"..., "data"}``;
@@ -712,6 +713,13 @@ class DebeziumJsonDecoder(JsonDecoder):
                     if cells:
                         value, spec = _cell_value(value)[1], _cell_spec(spec) or spec
                     key_values[column] = column_text(self, value, spec, warnings, column)
+        scylla_key = payload.get("key") if connector == _SCYLLA else None
+        if not key_values and isinstance(scylla_key, dict) and scylla_key:
+            # ScyllaDB's advanced output may place the key in the value too ("payload-key"): a
+            # partition delete has neither image.
+            key_columns = list(scylla_key)
+            key_values = {column: column_text(self, value, None, warnings, column)
+                          for column, value in scylla_key.items()}
         override = self.key_override(database, table)
         if override is not None:
             return list(override), key_values

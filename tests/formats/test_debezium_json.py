@@ -755,6 +755,12 @@ def test_scylla_advanced_output_without_cells_is_read_as_plain_values() -> None:
     assert row["after"] == {"pk": "1", "v": None} and row["after_is_full"] is True
 
 
+def test_scylla_advanced_partition_delete_is_keyed_by_the_payload_key() -> None:
+    row = _decode_one({"op": "d", "source": SCYLLA_SOURCE, "before": None, "after": None,
+                       "key": {"id": 7}})
+    assert (row["op"], row["primary_key_columns"], row["row_key"]) == ("DELETE", ["id"], '["7"]')
+
+
 def test_ts_ns_is_kept_when_finer_than_its_millisecond() -> None:
     source = {**SOURCE, "connector": "postgresql", "ts_us": 1755710756661369,
               "ts_ns": 1755710756661369123}
