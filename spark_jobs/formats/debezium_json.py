@@ -534,11 +534,11 @@ class DebeziumJsonDecoder(JsonDecoder):
         bare_keys = _scylla_key_columns(payload) if cells and _connector(source) == _SCYLLA else None
         row = self._keyed_row(message, op, before, after, after is not None and not after_partial,
                               specs, payload, source, warnings, bare_keys=bare_keys)
-        if op == "UPDATE" and before is None and row["row_key"] is None:
+        if op == "UPDATE" and not before and row["row_key"] is None:
             # PostgreSQL's default replica identity sends no old row: on a keyless table the row
-            # to replace cannot be found (Flink fails the same way).
-            raise self.fail(errors.MISSING_FIELD, "'before' is null on an update and no key identifies "
-                                                  "the row (PostgreSQL: REPLICA IDENTITY FULL, or "
+            # to replace cannot be found (Flink fails the same way). An empty {} is no better.
+            raise self.fail(errors.MISSING_FIELD, "'before' is null or empty on an update and no key "
+                                                  "identifies the row (PostgreSQL: REPLICA IDENTITY FULL, or "
                                                   "configure the table's key columns)")
         return row
 

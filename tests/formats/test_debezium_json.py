@@ -164,6 +164,9 @@ def test_update_without_before_on_a_keyless_table_is_rejected() -> None:
     assert info.value.reason == errors.MISSING_FIELD and "REPLICA IDENTITY" in str(info.value)
     row = DebeziumJsonDecoder().decode(message(payload, key={"id": 1})).rows[0]
     assert row["op"] == "UPDATE" and row["row_key"] == '["1"]' and row["before"] is None
+    with pytest.raises(DecodeError) as info:  # {} would make compaction retract an empty row
+        DebeziumJsonDecoder().decode(message({**payload, "before": {}}))
+    assert info.value.reason == errors.MISSING_FIELD and "null or empty" in str(info.value)
 
 
 FLAT_SCHEMA = {"type": "struct", "name": "srv.inventory.orders.Value", "fields": [
