@@ -11,4 +11,4 @@ ruff check .
 echo; echo "== mypy"
 mypy
 echo; echo "== pytest"
-pytest -q -p no:cacheprovider "$@"
+pytest -q -p no:cacheprovider --durations=25 "$@"
