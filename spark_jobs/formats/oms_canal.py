@@ -41,6 +41,8 @@ class OmsCanalDecoder(CanalFamilyDecoder):
     def matches(cls, doc: dict[str, Any]) -> bool:
         if "destination" in doc or "groupId" in doc:
             return False  # Canal's client adapter (its Dml: no id), which OMS never writes
+        if "_tidb" in doc or doc.get("type") == "TIDB_WATERMARK":
+            return False  # TiCDC's canal-json extension (enable-tidb-extension), not OMS
         return is_canal_shaped(doc) and ("id" not in doc or has_typed_values(doc))
 
     def _column_types(self, f: CanalFields) -> dict[str, str]:

@@ -11,10 +11,12 @@ import pytest
 from spark_jobs.formats import get_decoder
 from spark_jobs.formats._canal_family import column_logical_type, instant_text
 from spark_jobs.formats.base import FormatOptions
+from spark_jobs.formats.canal_json import CanalJsonDecoder
 from spark_jobs.formats.canonical import RawMessage
 from spark_jobs.formats.decoding import decode_one
 from spark_jobs.formats.detect import detect
 from spark_jobs.formats.errors import DecodeError
+from spark_jobs.formats.oms_canal import OmsCanalDecoder
 from spark_jobs.formats.values import ConversionWarning, loads_exact
 
 
@@ -270,6 +272,21 @@ def test_control_types_are_not_changes() -> None:
         doc = canal(type=kind, data=None, old=None)
         outcome = decode_one(decoder, RawMessage(value=json.dumps(doc).encode()))
         assert outcome.control == control and not outcome.rows
+
+
+def test_ticdc_watermark_and_extension_are_detected_as_canal_json() -> None:
+    # TiCDC's own tests (pingcap/ticdc storage reader, codec collector) write the watermark so.
+    for doc in ({"isDdl": False, "type": "TIDB_WATERMARK", "_tidb": {"watermarkTs": 10}},
+                {"database": "", "table": "", "isDdl": False, "type": "TIDB_WATERMARK",
+                 "_tidb": {"watermarkTs": 123}}):
+        outcome = decode_one(get_decoder("auto"), RawMessage(value=json.dumps(doc).encode()))
+        assert (outcome.control, outcome.rows) == ("HEARTBEAT", [])
+        assert detect(doc) is CanalJsonDecoder
+    # An INSERT without id is ambiguous with OMS's Canal, unless TiCDC's extension names TiCDC.
+    insert = {"database": "d", "table": "users", "pkNames": ["id"], "isDdl": False,
+              "type": "INSERT", "data": [{"id": "1"}]}
+    assert detect(insert) is OmsCanalDecoder
+    assert detect(dict(insert, _tidb={"commitTs": 441})) is CanalJsonDecoder
 
 
 @pytest.mark.parametrize("doc", [

@@ -21,6 +21,16 @@ def test_detected_but_not_for_canal_shapes() -> None:
              "mysqlType": {"id": "int"}, "isDdl": False}
     assert detect(loads_exact(json.dumps(canal))) is not MaxwellJsonDecoder
 
+    # Maxwell always sends ts, but a row change without it (sqlite-diff-rs's parse doctest) is
+    # still Maxwell's shape, and decodes with no event time.
+    bare = {"database": "test", "table": "users", "type": "insert", "data": {"id": 1}}
+    assert detect(loads_exact(json.dumps(bare))) is MaxwellJsonDecoder
+    [row] = MaxwellJsonDecoder().decode(RawMessage(value=json.dumps(bare).encode())).rows
+    assert (row["op"], row["table_name"], row["after"], row["event_time"]) == (
+        "INSERT", "users", {"id": "1"}, None)
+    assert detect(loads_exact(json.dumps(dict(bare, data=[{"id": 1}])))) is not MaxwellJsonDecoder
+    assert detect(loads_exact(json.dumps({"database": "test", "type": "table-drop"}))) is None
+
 
 def test_ddl_ts_in_milliseconds_and_row_ts_in_seconds_give_the_same_instant() -> None:
     decoder = MaxwellJsonDecoder()
