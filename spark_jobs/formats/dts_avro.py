@@ -5,7 +5,8 @@ Older producers omit the last field, ``bornTimestamp``; such a datum is a strict
 current one, so a read that runs out of data is retried with the legacy schema. Values arrive as
 a 13-branch union (Integer, Character, Decimal, ...); each branch has its own canonical text, and
 ``fields[i].dataTypeNumber`` (MySQL binlog type codes, PostgreSQL OIDs) says what a DateTime means.
-The primary key is not a schema field: it is the JSON in ``tags["pk_uk_info"]``. For a sharded
+The primary key is not a schema field: it is the JSON in ``tags["pk_uk_info"]`` (PRIMARY, else the
+first unique key, else RDS's hidden ``__#alibaba_rds_row_id#__`` column when sent). For a sharded
 PolarDB-X 1.0 (DRDS) source ``objectName`` is the physical shard and ``tags["l_db_name"]`` /
 ``tags["l_tb_name"]`` the logical names, which ``database``/``table_name`` report.
 ``id`` is no ordering key (the vendor demos: it "can not be used as unique identifier"); the
@@ -105,6 +106,9 @@ _OFFSET_ZONE = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2
 @cache
 def _schemas() -> tuple[Any, Any]:
     return load_packaged_schema(CURRENT_SCHEMA), load_packaged_schema(LEGACY_SCHEMA)
+
+
+RDS_ROW_ID = "__#alibaba_rds_row_id#__"
 
 
 def split_object_name(name: str) -> list[str]:
@@ -276,7 +280,7 @@ class DtsAvroDecoder(Decoder):
             raise self.fail(errors.MISSING_FIELD, "'beforeImages' is null on a DELETE record")
         if op == "UPDATE" and after is None:
             raise self.fail(errors.MISSING_FIELD, "'afterImages' is null on an UPDATE record")
-        keys = self._keys(record, database, table)
+        keys = self._keys(record, database, table, names)
         row_key = key_of(before if op == "DELETE" else after, keys)
         if keys and row_key is None and op in ("UPDATE", "DELETE"):
             raise self.fail(errors.MISSING_KEY,
@@ -288,15 +292,20 @@ class DtsAvroDecoder(Decoder):
             **self._common(record),
         )
 
-    def _keys(self, record: dict[str, Any], database: str | None, table: str | None) -> list[str]:
+    def _keys(self, record: dict[str, Any], database: str | None, table: str | None,
+              names: list[str]) -> list[str]:
         override = self.key_override(database, table)
         if override is not None:
             return list(override)
         try:
-            return primary_key_from_tags(record.get("tags") or {})
+            keys = primary_key_from_tags(record.get("tags") or {})
         except (ValueError, TypeError):
             raise self.fail(errors.INVALID_FIELD,
                             "'tags.pk_uk_info' must be a JSON object of key name -> column list") from None
+        # A table without a primary key on ApsaraDB RDS MySQL has RDS's hidden implicit key, which
+        # DTS sends as a column (pk_uk_info "{}"): the row's identity, as Canal's binlog parser
+        # and the DataWorks decoder take it.
+        return keys or [name for name in names if name == RDS_ROW_ID]
 
     # -- values ----------------------------------------------------------------------------
     def _value(self, item: Any, column: str, code: int, context: _Context,

@@ -105,6 +105,25 @@ def test_mysql_placeholder_txid_is_no_transaction_but_a_gtid_tag_is() -> None:
                              source="PostgreSQL", txid="731")) == "731"
 
 
+def test_keyless_rds_table_is_keyed_by_its_hidden_row_id() -> None:
+    """Alibaba E-MapReduce's FromDTSAvroUDF example: a keyless RDS table (pk_uk_info "{}") whose
+    records carry RDS's implicit key ``__#alibaba_rds_row_id#__``; an UPDATE of id 1 -> 2."""
+    fields = [("id", 3), ("name", 253), ("__#alibaba_rds_row_id#__", 8)]
+
+    def image(i: str) -> list:
+        return [maker.integer(i, 4), maker.chars("jack"), maker.integer("44")]
+
+    row = _row(maker.record("UPDATE", "test.students", fields, image("1"), image("2"),
+                            tags={"pk_uk_info": "{}"}))
+    assert (row["primary_key_columns"], row["row_key"]) == (["__#alibaba_rds_row_id#__"], '["44"]')
+    assert (row["before"]["id"], row["after"]["id"]) == ("1", "2")
+    keyed = _row(maker.record("INSERT", "test.students", fields, None, image("1"), tags=maker.PK))
+    assert keyed["primary_key_columns"] == ["id"]
+    plain = _row(maker.record("INSERT", "test.students", fields[:2], None, image("1")[:2],
+                              tags={"pk_uk_info": "{}"}))
+    assert (plain["primary_key_columns"], plain["row_key"]) == ([], None)
+
+
 def test_sharded_drds_record_reports_the_logical_table_not_the_shard() -> None:
     """yungkei/flink-dts-demo printed a PolarDB-X record of shard ``..._0005.sample_order_real_aeje_11``
     with ``l_db_name``/``l_tb_name`` tags: every shard must land in the one logical table."""
