@@ -69,6 +69,7 @@ DML_OPS = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "
 # Canal EventType names that are DDL, plus DRS's DDL/INIT_DDL and names CloudCanal uses.
 DDL_TYPES = frozenset({"DDL", "INIT_DDL", "CREATE", "ALTER", "ERASE", "DROP", "QUERY", "RENAME",
                        "CINDEX", "DINDEX"})
+TIDB_WATERMARK = "TIDB_WATERMARK"
 # Canal EventType / vendor names that carry no row change.
 CONTROL_TYPES = {
     "GTID": "GTID",
@@ -76,7 +77,7 @@ CONTROL_TYPES = {
     "XAROLLBACK": "TRANSACTION_END",
     "MHEARTBEAT": "HEARTBEAT",
     "HEARTBEAT": "HEARTBEAT",
-    "TIDB_WATERMARK": "HEARTBEAT",  # TiCDC canal-json with enable-tidb-extension
+    TIDB_WATERMARK: "HEARTBEAT",  # TiCDC canal-json with enable-tidb-extension
     "BEGIN": "TRANSACTION_BEGIN",
     "COMMIT": "TRANSACTION_END",
 }
@@ -771,6 +772,11 @@ def _beyond_int64(text: str) -> bool:
 # ---------------------------------------------------------------- auto-detection evidence
 
 _EXCLUDED_KEYS = ("opType", "columnType", "action", "op", "payload", "prevStruct", "postStruct")
+
+
+def is_ticdc(doc: dict[str, Any]) -> bool:
+    """TiCDC's own marks (enable-tidb-extension): the ``_tidb`` object or a watermark."""
+    return "_tidb" in doc or doc.get("type") == TIDB_WATERMARK
 
 
 def is_canal_shaped(doc: dict[str, Any]) -> bool:

@@ -33,7 +33,8 @@ CONTROL_OPS = {
 DDL_OPS = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX"})
 # Vendor row ids, used as the identity of tables without a primary key. RDS's hidden column is
 # "__#alibaba_rds_row_id#__" in the database; DataWorks writes it as "#alibaba_rds_row_id#".
-ROW_ID_COLUMNS = ("#alibaba_rds_row_id#", "__#alibaba_rds_row_id#__", "rowid", "ROWID")
+RDS_ROW_ID = "__#alibaba_rds_row_id#__"
+ROW_ID_COLUMNS = ("#alibaba_rds_row_id#", RDS_ROW_ID, "rowid", "ROWID")
 
 Converter = Callable[[Any], str]
 

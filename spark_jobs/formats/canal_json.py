@@ -55,7 +55,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from spark_jobs.formats._canal_family import BINARY_LATIN1, CanalFamilyDecoder, is_canal_shaped
+from spark_jobs.formats._canal_family import (
+    BINARY_LATIN1,
+    TIDB_WATERMARK,
+    CanalFamilyDecoder,
+    is_canal_shaped,
+)
 
 
 class CanalJsonDecoder(CanalFamilyDecoder):
@@ -73,7 +78,7 @@ class CanalJsonDecoder(CanalFamilyDecoder):
         # Consumers' tests (TiCDC's own, orfeon/pipeline) write TiCDC's watermark without
         # database/table ({"isDdl":false,"type":"TIDB_WATERMARK","_tidb":{"watermarkTs":10}});
         # only TiCDC's canal-json sends that type, so the type alone names the format.
-        return is_canal_shaped(doc) or doc.get("type") == "TIDB_WATERMARK"
+        return is_canal_shaped(doc) or doc.get("type") == TIDB_WATERMARK
 
 
 DECODER = CanalJsonDecoder

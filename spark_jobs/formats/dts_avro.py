@@ -32,6 +32,7 @@ from spark_jobs.formats._avro import (
     load_packaged_schema,
     read_datum,
 )
+from spark_jobs.formats._dataworks import RDS_ROW_ID
 from spark_jobs.formats.base import Decoder, key_of
 from spark_jobs.formats.canonical import Decoded, RawMessage
 from spark_jobs.formats.values import (
@@ -106,9 +107,6 @@ _OFFSET_ZONE = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2
 @cache
 def _schemas() -> tuple[Any, Any]:
     return load_packaged_schema(CURRENT_SCHEMA), load_packaged_schema(LEGACY_SCHEMA)
-
-
-RDS_ROW_ID = "__#alibaba_rds_row_id#__"
 
 
 def split_object_name(name: str) -> list[str]:
@@ -305,7 +303,7 @@ class DtsAvroDecoder(Decoder):
         # A table without a primary key on ApsaraDB RDS MySQL has RDS's hidden implicit key, which
         # DTS sends as a column (pk_uk_info "{}"): the row's identity, as Canal's binlog parser
         # and the DataWorks decoder take it.
-        return keys or [name for name in names if name == RDS_ROW_ID]
+        return keys or ([RDS_ROW_ID] if RDS_ROW_ID in names else [])
 
     # -- values ----------------------------------------------------------------------------
     def _value(self, item: Any, column: str, code: int, context: _Context,

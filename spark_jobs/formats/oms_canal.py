@@ -26,6 +26,7 @@ from spark_jobs.formats._canal_family import (
     CanalFields,
     has_typed_values,
     is_canal_shaped,
+    is_ticdc,
 )
 
 
@@ -41,7 +42,7 @@ class OmsCanalDecoder(CanalFamilyDecoder):
     def matches(cls, doc: dict[str, Any]) -> bool:
         if "destination" in doc or "groupId" in doc:
             return False  # Canal's client adapter (its Dml: no id), which OMS never writes
-        if "_tidb" in doc or doc.get("type") == "TIDB_WATERMARK":
+        if is_ticdc(doc):
             return False  # TiCDC's canal-json extension (enable-tidb-extension), not OMS
         return is_canal_shaped(doc) and ("id" not in doc or has_typed_values(doc))
 
