@@ -3,6 +3,7 @@
 #   - Debian packages: a JDK 17 and Maven (only if missing), python3-venv
 #   - the virtual environment .venv/ with the pinned Python packages and cdclake (editable)
 #   - the jars from Maven Central into .jars/ (Spark extras, Kafka broker)
+#   - the JVM fast path of decoding (jvm/) built with Maven into .jars/spark/cdclake-jvm.jar
 # Usage: bash scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,8 @@ ROOT=$PWD
 log() { printf '\n== %s\n' "$*"; }
 
 need_apt=()
-command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+# javac too: set-up compiles the JVM fast path (jvm/)
+command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if ((${#need_apt[@]})); then
@@ -53,5 +55,19 @@ fetch_jars() {  # $1 = pom folder name under maven/, jars land in .jars/$1
 }
 fetch_jars spark
 fetch_jars kafka
+
+build_jvm() {  # jvm/ (the JVM fast path of decoding) -> .jars/spark/cdclake-jvm.jar
+  local out=$ROOT/.jars/spark/cdclake-jvm.jar stamp=$ROOT/.jars/spark/.cdclake-jvm-sha256
+  local want; want=$(find jvm/pom.xml jvm/src -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
+  if [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    log "JVM fast path up to date"
+    return
+  fi
+  log "building the JVM fast path with Maven"
+  mvn -q -B -s maven/settings.xml -f jvm/pom.xml package
+  cp jvm/target/cdclake-jvm.jar "$out"
+  echo "$want" > "$stamp"
+}
+build_jvm
 
 log "ready: $(.venv/bin/cdclake --help | head -1)"

@@ -1,7 +1,9 @@
 """The Spark path of decoding: raw Kafka records in, change rows / controls / rejections out.
 
 Decoding runs the same Python decoders as ``cdclake decode`` (``decoding.decode_one``) inside
-``mapInArrow``, one Arrow batch at a time, so the two paths give identical rows by construction.
+``mapInArrow``, one Arrow batch at a time, so the two paths give identical rows by construction;
+the common shape of some formats is decoded in the JVM instead (:mod:`spark_jobs.jvm_decode`),
+to the same rows, and everything it declines still goes to the Python decoders.
 Everything around it is Spark-native: splitting the outcomes, pairing two-message updates (the
 halves are hash-partitioned by their pair key and merged in one pass), lineage columns.
 """
@@ -30,6 +32,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from spark_jobs import jvm_decode
 from spark_jobs.formats import errors, get_decoder
 from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
 from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
@@ -186,7 +189,7 @@ def _decode_batch(batch: pa.RecordBatch, decoders: dict[str, Decoder],
     try:
         return _outcome_batch(rows, kinds, extra, source, topics, partitions, offsets, micros,
                               keys, values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, UnicodeError):
         pass
     # A row Arrow cannot hold (a decoder let a vendor value of the wrong type through): its
     # message goes to quarantine like any other bad input, instead of failing the whole task.
@@ -223,7 +226,7 @@ def _unstorable_field(row: dict[str, Any]) -> str | None:
         if field.name in row:
             try:
                 pa.array([row[field.name]], type=field.type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, UnicodeError) as exc:
                 return f"'{field.name}': {exc}"
     return None
 
@@ -258,12 +261,22 @@ def _outcome_batch(rows: list[dict[str, Any]], kinds: list[str],
 
 
 def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
-                    default: TopicFormat | None = None) -> DataFrame:
+                    default: TopicFormat | None = None, fast_path: bool = True) -> DataFrame:
     """Raw records (topic, partition, offset, timestamp, key, value) -> one outcome record per
-    change row, control message or rejected message (``_kind``)."""
+    change row, control message or rejected message (``_kind``). The messages the JVM fast path
+    decodes (:mod:`spark_jobs.jvm_decode`; ``fast_path=False`` turns it off) skip Python."""
     fallback = default or TopicFormat("auto", FormatOptions())
     source = raw.select("topic", "partition", "offset", "timestamp", "key", "value")
-    return source.mapInArrow(_decode_batches(dict(topic_formats), fallback), OUTCOME_SCHEMA)
+    python_decoded = _decode_batches(dict(topic_formats), fallback)
+    fast = {topic: (spec.format_id, spec.options.max_value_bytes)
+            for topic, spec in topic_formats.items() if jvm_decode.takes_topic(spec.format_id, spec.options)}
+    if not fast_path or not fast or not jvm_decode.register(raw.sparkSession):
+        return source.mapInArrow(python_decoded, OUTCOME_SCHEMA)
+    # The messages the JVM fast path declines, and every other topic's, go to the Python decoders.
+    tried = jvm_decode.with_fast_rows(source, fast)
+    declined = tried.where(F.col("_fast").isNull()).drop("_fast", "_fast_format")
+    return (declined.mapInArrow(python_decoded, OUTCOME_SCHEMA)
+            .unionByName(jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)))
 
 
 def _pair_partition(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -121,3 +121,19 @@ def test_a_row_arrow_cannot_hold_quarantines_its_message_not_the_batch(monkeypat
     assert "'after'" in rejected["reason_message"]
     assert rejected["msg_value"] == value and rejected["msg_key"] == b"k"
     assert rejected["after"] is None and rejected["kafka_topic"] is None
+
+
+def test_a_lone_surrogate_escape_in_a_value_quarantines_its_message_not_the_batch() -> None:
+    # "\ud800" is a valid JSON escape but no Unicode text: Python reads it into a str that no
+    # UTF-8 column (Arrow, Iceberg) can hold. It failed the whole task before (UnicodeEncodeError).
+    good = (b'{"database":"d","table":"t","type":"insert","ts":1700000000,'
+            b'"data":{"id":1,"a":"\\ud83d\\ude00"}}')
+    bad = good.replace(b"\\ud83d\\ude00", b"x\\ud800")
+    rows = _decode({"t": TopicFormat("maxwell_json", FormatOptions())},
+                   _raw_batch([("t", None, bad), ("t", None, good)]))
+    assert [(r["_kind"], r["msg_offset"]) for r in rows] == [(KIND_ROW, 1), (KIND_REJECTED, 0)]
+    assert rows[0]["after"] == [("id", "1"), ("a", "\U0001f600")]
+    rejected = rows[1]
+    assert (rejected["format_tried"], rejected["reason_code"]) == ("maxwell_json", "INVALID_FIELD")
+    assert "cannot be stored" in rejected["reason_message"] and "'after'" in rejected["reason_message"]
+    assert rejected["msg_value"] == bad

@@ -31,6 +31,16 @@ def test_pom_pins_spark_to_the_installed_pyspark() -> None:
     assert f"<spark.version>{pyspark.__version__}</spark.version>" in pom
 
 
+def test_the_jvm_fast_path_builds_against_pysparks_own_jars() -> None:
+    pom = (PROJECT_ROOT / "jvm" / "pom.xml").read_text()
+    shipped = {p.name for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    assert f"<spark.version>{pyspark.__version__}</spark.version>" in pom
+    for name, tag in (("scala-library", "scala.version"), ("jackson-core", "jackson.version")):
+        version = re.search(rf"<{tag}>([^<]+)</{tag}>", pom)
+        assert version and f"{name}-{version[1]}.jar" in shipped
+    assert (jars_dir() / "spark" / "cdclake-jvm.jar").is_file()
+
+
 def test_requirements_pin_pyspark_and_client_together() -> None:
     text = (PROJECT_ROOT / "requirements.txt").read_text()
     assert f"pyspark=={pyspark.__version__}" in text

@@ -1,0 +1,43 @@
+package cdclake.jvm;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+
+/**
+ * The struct a fast-path decoder returns: the change-row fields a format decides (the lineage
+ * and constant fields are filled in Spark by {@code spark_jobs/jvm_decode.py}). Times are epoch
+ * microseconds (UTC), as in the Python rows.
+ */
+final class Rows {
+    /** The Spark type of the struct; {@code spark_jobs/jvm_decode.py} declares the same. */
+    static final String SCHEMA_DDL = "op string, db_type string, database string, "
+            + "schema_name string, table_name string, primary_key_columns array<string>, "
+            + "row_key string, before map<string,string>, after map<string,string>, "
+            + "after_is_full boolean, event_time bigint, source_sequence string, "
+            + "source_position string, transaction_id string";
+
+    /** Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (what a row can hold). */
+    static final long MIN_MICROS = -62_135_596_800_000_000L;
+    static final long MAX_MICROS = 253_402_300_799_999_999L;
+
+    private Rows() {
+    }
+
+    /** Where a change comes from: the source's database type, database, schema and table. */
+    record Table(String dbType, String database, String schema, String name) {
+    }
+
+    /** Where a change sits in the source's history: commit time, sequence, position, transaction. */
+    record Lineage(long eventTime, String sequence, String position, String transactionId) {
+    }
+
+    static Row change(String op, Table table, List<String> keyColumns, String rowKey,
+                      Map<String, String> before, Map<String, String> after, boolean afterIsFull,
+                      Lineage lineage) {
+        return RowFactory.create(op, table.dbType(), table.database(), table.schema(), table.name(),
+                keyColumns, rowKey, before, after, afterIsFull, lineage.eventTime(),
+                lineage.sequence(), lineage.position(), lineage.transactionId());
+    }
+}

@@ -1,0 +1,253 @@
+"""The JVM fast path gives exactly the Python decoders' outcomes, and declines what it should.
+
+Every message is decoded twice in one Spark job per test: ``decode_outcomes`` with the fast path
+and without it (Python only, the reference); the two outcome tables must be equal, whole rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from cdclake.decode_cli import is_binary_format, read_keys, read_messages
+from spark_jobs.formats.base import FormatOptions
+from spark_jobs.jvm_decode import FAST_FORMATS
+from tests.formats.fixture_cases import all_cases
+
+pytestmark = pytest.mark.slow
+
+RAW_DDL = ("topic string, `partition` int, `offset` bigint, `timestamp` timestamp, key binary, "
+           "value binary")
+STAMP = dt.datetime(2024, 6, 1, 12, 5, 0, 123456)
+
+
+def _both_paths(spark, records: list[tuple], formats: dict[str, Any]) -> tuple[list[dict], list[dict], int]:
+    """(outcomes with the fast path, outcomes Python only, messages the fast path decoded)."""
+    from pyspark.sql import functions as F
+
+    from spark_jobs import jvm_decode
+    from spark_jobs.decode_spark import decode_outcomes
+
+    raw = spark.createDataFrame(records, RAW_DDL).repartition(2)
+
+    def collected(fast_path: bool) -> list[dict]:
+        outcomes = decode_outcomes(raw, formats, fast_path=fast_path)
+        rows = [r.asDict(recursive=True) for r in outcomes.collect()]
+        return sorted(rows, key=lambda r: (r["msg_topic"], r["msg_offset"], r["record_index"] or 0,
+                                           r["_kind"]))
+
+    assert jvm_decode.register(spark)
+    fast = {t: (f.format_id, f.options.max_value_bytes) for t, f in formats.items()}
+    taken = jvm_decode.with_fast_rows(raw.select("topic", "partition", "offset", "timestamp", "key",
+                                                 "value"), fast).where(F.col("_fast").isNotNull()).count()
+    return collected(True), collected(False), taken
+
+
+def _topic_format(format_id: str, **options: Any) -> Any:
+    from spark_jobs.decode_spark import TopicFormat
+
+    return TopicFormat(format_id, FormatOptions(**options))
+
+
+def test_every_fixture_of_a_fast_format_decodes_the_same_on_both_paths(spark) -> None:
+    records, formats = [], {}
+    for case in all_cases():
+        if case.format_id not in FAST_FORMATS:
+            continue
+        formats[case.id] = _topic_format(case.format_id, **case.options())
+        keys = read_keys(case.keys_path) if case.keys_path else None
+        for _line, message in read_messages(case.input_path, is_binary_format(case.format_id), keys,
+                                            case.whole_file):
+            records.append((case.id, 0, message.offset, STAMP, message.key, message.value))
+    with_fast, python_only, taken = _both_paths(spark, records, formats)
+    assert with_fast == python_only
+    # The fast path is not declining everything (the fixtures are mostly edge cases, which it
+    # leaves to Python: keys from the Kafka key, DDL, TiCDC batches, camel-cased fields...).
+    assert len(records) > 250
+    assert taken > 90
+
+
+def _maxwell(**fields: Any) -> dict[str, Any]:
+    doc = {"database": "shop", "table": "orders", "type": "insert", "ts": 1700000000, "xid": 77,
+           "position": "mysql-bin.000003:4567", "primary_key_columns": ["id"],
+           "data": {"id": 1, "amount": "9.50"}}
+    doc.update(fields)
+    return doc
+
+
+def _text(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+# (label, value bytes, taken by the fast path?)
+MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert", _text(_maxwell()), True),
+    ("decimals and exponents", b'{"database":"d","table":"t","type":"insert","ts":1700000000,'
+     b'"primary_key_columns":["id"],"data":{"id":18446744073709551616,"a":4.2341,"b":1E+2,'
+     b'"c":1.50e-5,"d":0.0,"e":0e5,"f":-12.500,"g":1e400000,"h":' + b"9" * 300 + b'.5}}', True),
+    ("negative zero decimal", _text(_maxwell(data={"id": 1, "z": -0.0})), False),
+    ("negative zero integer", b'{"database":"d","table":"t","type":"insert","ts":1700000000,'
+     b'"primary_key_columns":["id"],"data":{"id":-0}}', True),
+    ("nested JSON column, unicode and escapes", _text(_maxwell(data={
+        "id": 2, "doc": {"b": [1, 2.50, None, True], "a": "x\"y\\z\n\t\u0001\u007f\u00e9\U0001f600",
+                         "n": {}}, "flag": False, "txt": "caf\u00e9 \U0001f600"})), True),
+    ("repeated column name", b'{"database":"d","table":"t","type":"insert","ts":1700000000,'
+     b'"primary_key_columns":["id"],"data":{"id":1,"a":"first","b":2,"a":"last"}}', True),
+    ("update with old", _text(_maxwell(type="update", data={"id": 1, "amount": "10.00"},
+                                       old={"amount": "9.50", "gone": "x"})), True),
+    ("update, old null", _text(_maxwell(type="update", old=None)), True),
+    ("update, old not an object", _text(_maxwell(type="update", old=[1])), False),
+    ("delete", _text(_maxwell(type="delete")), True),
+    ("bootstrap-insert", _text(_maxwell(type="bootstrap-insert")), True),
+    ("upper-case type", _text(_maxwell(type="DELETE")), True),
+    ("mixed-case type", _text(_maxwell(type="Insert")), False),
+    ("milliseconds ts", _text(_maxwell(ts=1700000000123)), True),
+    ("negative ts", _text(_maxwell(ts=-86400)), True),
+    ("ts out of range", _text(_maxwell(ts=999999999999999)), False),
+    ("ts as text", _text(_maxwell(ts="1700000000")), False),
+    ("ts missing", _text({k: v for k, v in _maxwell().items() if k != "ts"}), False),
+    ("xid as text, position a number", _text(_maxwell(xid="abc", position=12)), True),
+    ("xid an object", _text(_maxwell(xid={"a": 1})), False),
+    ("database missing", _text({k: v for k, v in _maxwell().items() if k != "database"}), True),
+    ("table empty", _text(_maxwell(table="")), False),
+    ("data empty", _text(_maxwell(data={})), False),
+    ("key column not in the row", _text(_maxwell(primary_key_columns=["ID"])), False),
+    ("key from primary_key only", _text({k: v for k, v in _maxwell(primary_key=[1]).items()
+                                         if k != "primary_key_columns"}), False),
+    ("key value null", _text(_maxwell(data={"id": None, "amount": "1"})), True),
+    ("DDL", _text(_maxwell(type="table-create", sql="create table t (id int)")), False),
+    ("heartbeat", _text(_maxwell(type="heartbeat")), False),
+    ("two documents (TiCDC batch)", _text(_maxwell()) + _text(_maxwell(type="delete")), False),
+    ("byte-order mark", b"\xef\xbb\xbf" + _text(_maxwell()), False),
+    ("overlong UTF-8", _text(_maxwell()).replace(b'"9.50"', b'"\xc0\xaf"'), False),
+    ("encoded surrogate", _text(_maxwell()).replace(b'"9.50"', b'"\xed\xa0\x80"'), False),
+    ("lone surrogate escape", _text(_maxwell()).replace(b'"9.50"', b'"\\ud800"'), False),
+    ("paired surrogate escapes", _text(_maxwell()).replace(b'"9.50"', b'"\\ud83d\\ude00"'), True),
+    ("NaN", _text(_maxwell()).replace(b'"9.50"', b"NaN"), False),
+    ("invalid JSON", b'{"database":"d",', False),
+    ("not an object", b"[1,2]", False),
+    ("empty value", b"", False),
+]
+
+
+def _oms(record_type: str = "INSERT", **meta: Any) -> dict[str, Any]:
+    all_meta = {"checkpoint": "1609344671", "record_primary_key": "id", "record_primary_value": "3",
+                "dbType": "OB_MYSQL", "table_name": "orders", "db": "tenant.shop",
+                "timestamp": "1609344671", "storeDataSequence": 160934467100000001}
+    all_meta.update(meta)
+    return {"allMetaData": all_meta, "recordType": record_type,
+            "prevStruct": {"id": 3, "amount": 9.5, "note": "old"},
+            "postStruct": {"id": 3, "amount": 10, "note": None}}
+
+
+def _oms_with(doc: dict[str, Any], **fields: Any) -> bytes:
+    return _text({**doc, **fields})
+
+
+OMS_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert", _text(_oms()), True),
+    ("update", _text(_oms("UPDATE")), True),
+    ("delete", _text(_oms("DELETE")), True),
+    ("full load (ROW)", _text(_oms("ROW")), True),
+    ("update without prevStruct", _oms_with(_oms("UPDATE"), prevStruct=None), True),
+    ("delete without prevStruct", _oms_with(_oms("DELETE"), prevStruct=None), False),
+    ("insert without postStruct", _oms_with(_oms(), postStruct=None), False),
+    ("key not in the image: from record_primary_value",
+     _text(_oms(record_primary_key="k1\u0001k2", record_primary_value="3\u0001129")), True),
+    ("key named with the six characters \\u0001",
+     _text(_oms(record_primary_key="k1\\u0001k2", record_primary_value="a\\u0001b")), True),
+    ("keyless", _text(_oms(record_primary_key="", record_primary_value="")), True),
+    ("keyless, a value given", _text(_oms(record_primary_key=None, record_primary_value="7")), True),
+    ("key named, no values", _text(_oms(record_primary_key="k1", record_primary_value=None)), False),
+    ("not OceanBase: db kept whole", _text(_oms(dbType="MYSQL")), True),
+    ("lower-case OceanBase dbType", _text(_oms(dbType="ob_mysql")), True),
+    ("timestamp with a fraction", _text(_oms(timestamp="1606233662.012345")), True),
+    ("timestamp as a number", _text(_oms(timestamp=1606233662)), True),
+    ("timestamp empty", _text(_oms(timestamp="")), False),
+    ("timestamp with 7 fraction digits", _text(_oms(timestamp="1606233662.0123456")), False),
+    ("sequence as text", _text(_oms(storeDataSequence="abc")), True),
+    ("sequence empty", _text(_oms(storeDataSequence="")), True),
+    ("sequence 'NULL'", _text(_oms(storeDataSequence="NULL")), True),
+    ("sequence padded", _text(_oms(storeDataSequence=" 12")), False),
+    ("transaction from transId", _text(_oms(uniqueId="", transId="tx-9")), True),
+    ("checkpoint a number", _text(_oms(checkpoint=12345)), True),
+    ("dbType a boolean", _text(_oms(dbType=True)), False),
+    ("typed images (__light_type)", _oms_with(_oms(), postStruct={
+        "id": 3, "__light_type": {"id": {"schemaType": "INT"}}}), False),
+    ("table missing", _text(_oms(table_name=None)), False),
+    ("heartbeat", _text({"allMetaData": {}, "recordType": "HEARTBEAT"}), False),
+    ("DDL", _oms_with(_oms("DDL"), postStruct={"ddl": "create table t (id int)"}), False),
+    ("lower-case recordType", _text(_oms("insert")), False),
+    ("negative zero decimal", _oms_with(_oms(), postStruct={"id": 3, "z": -0.0}), False),
+]
+FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES}
+
+
+@pytest.mark.parametrize("format_id", sorted(FORMAT_MESSAGES))
+def test_plain_and_tricky_messages_decode_the_same_on_both_paths(spark, format_id) -> None:
+    messages = FORMAT_MESSAGES[format_id]
+    records: list[tuple] = [(f"m{n}", 0, n, STAMP, None, value)
+                            for n, (_label, value, _taken) in enumerate(messages)]
+    big = messages[0][1].replace(b'}', b', "pad": "' + b"x" * 2000 + b'"}', 1)
+    records.append(("m-big", 0, 999, STAMP, None, big))
+    records.append(("m-none", 1, 5, None, None, messages[0][1]))
+    formats = {topic: _topic_format(format_id) for topic, *_ in records}
+    formats["m-big"] = _topic_format(format_id, max_value_bytes=1000)  # too large: Python rejects
+    with_fast, python_only, taken = _both_paths(spark, records, formats)
+    assert with_fast == python_only
+    assert taken == sum(1 for _label, _value, fast in messages if fast) + 1  # + the null timestamp
+
+
+@pytest.mark.parametrize("format_id", sorted(FORMAT_MESSAGES))
+def test_each_message_is_taken_or_declined_as_its_shape_says(spark, format_id) -> None:
+    from pyspark.sql import functions as F
+
+    from spark_jobs import jvm_decode
+
+    messages = FORMAT_MESSAGES[format_id]
+    assert jvm_decode.register(spark)
+    frame = spark.createDataFrame([(label, value) for label, value, _ in messages],
+                                  "label string, value binary")
+    got = {row["label"]: row["taken"] for row in frame.select(
+        "label", F.call_udf(jvm_decode.FUNCTION, F.lit(format_id), F.col("value")).isNotNull()
+        .alias("taken")).collect()}
+    assert got == {label: taken for label, _value, taken in messages}
+
+
+def test_a_taken_message_gives_the_whole_python_row(spark) -> None:
+    value = _text(_maxwell(type="update", data={"id": 7, "amount": 12.5, "note": None},
+                           old={"amount": 9.5, "status": "new"})).replace(b"12.5", b"12.50")
+    with_fast, python_only, taken = _both_paths(spark, [("t", 3, 42, STAMP, b"k", value)],
+                                                {"t": _topic_format("maxwell_json")})
+    assert taken == 1
+    assert with_fast == python_only
+    row = {k: v for k, v in with_fast[0].items() if not k.startswith("msg_")}
+    assert row == {
+        "source_format": "maxwell_json", "kafka_topic": "t", "kafka_partition": 3, "kafka_offset": 42,
+        "record_index": 0, "landed_hour": None, "run_id": None, "db_type": None, "database": "shop",
+        "schema_name": None, "table_name": "orders", "op": "UPDATE", "primary_key_columns": ["id"],
+        "row_key": '["7"]',
+        "before": {"id": "7", "amount": "9.5", "note": None, "status": "new"},
+        "after": {"id": "7", "amount": "12.50", "note": None, "status": None},
+        "after_is_full": False, "column_types": {},
+        "event_time": dt.datetime(2023, 11, 14, 22, 13, 20), "produced_time": None,
+        "kafka_timestamp": dt.datetime(2024, 6, 1, 12, 5, 0, 123000), "source_sequence": None,
+        "source_position": "mysql-bin.000003:4567", "transaction_id": "77", "ddl": None, "warnings": [],
+        "_kind": "row", "_first": True, "_pair_key": None, "_pair_role": None, "control_kind": None,
+        "format_tried": None, "reason_code": None, "reason_message": None,
+    }
+
+
+def test_a_topic_with_per_table_options_stays_on_the_python_path() -> None:
+    from spark_jobs.jvm_decode import takes_topic
+
+    assert takes_topic("maxwell_json", FormatOptions(source_timezone="Asia/Shanghai"))
+    assert not takes_topic("maxwell_json", FormatOptions(primary_key_overrides={"d.t": ("id",)}))
+    assert not takes_topic("maxwell_json", FormatOptions(string_columns={"d.t": ("a",)}))
+    assert takes_topic("oms_default", FormatOptions())
+    assert not takes_topic("oms_default_ext", FormatOptions())
+    assert not takes_topic("canal_json", FormatOptions())
+    assert not takes_topic("auto", FormatOptions())
