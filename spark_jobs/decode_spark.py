@@ -268,7 +268,7 @@ def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
     fallback = default or TopicFormat("auto", FormatOptions())
     source = raw.select("topic", "partition", "offset", "timestamp", "key", "value")
     python_decoded = _decode_batches(dict(topic_formats), fallback)
-    fast = {topic: (spec.format_id, spec.options.max_value_bytes)
+    fast = {topic: (spec.format_id, spec.options.source_timezone, spec.options.max_value_bytes)
             for topic, spec in topic_formats.items() if jvm_decode.takes_topic(spec.format_id, spec.options)}
     if not fast_path or not fast or not jvm_decode.register(raw.sparkSession):
         return source.mapInArrow(python_decoded, OUTCOME_SCHEMA)

@@ -1,8 +1,9 @@
 """The JVM fast path of decoding: a format's common shape decoded in Spark's JVM, no Python.
 
 The Python decoders (``spark_jobs/formats/``) stay the reference. ``jvm/src/cdclake/jvm/`` holds a
-Spark SQL function, ``cdclake_fast_decode(format, value)``, whose decoders take only the plain,
-common shape of their format and return exactly the Python decoder's change row for it; for
+Spark SQL function, ``cdclake_fast_decode(format, value, source_timezone)``, whose decoders take
+only the plain, common shape of their format and return exactly the Python decoder's change rows
+for it (several for a Canal-family message of several rows); for
 anything else they return null (they *decline*) and the message goes to the Python decoder,
 which also owns every rejection: nothing is quarantined or dropped on the fast path. The fixture
 suite runs through :func:`spark_jobs.decode_spark.decode_outcomes`, so every fixture of a fast
@@ -16,6 +17,7 @@ it). Without it, decoding falls back to the Python decoders for every message, w
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -25,12 +27,13 @@ from spark_jobs.formats.base import FormatOptions
 FUNCTION = "cdclake_fast_decode"
 JAVA_CLASS = "cdclake.jvm.FastDecode"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
-FAST_FORMATS = frozenset({"maxwell_json", "oms_default"})
-# What FastDecode returns (Rows.SCHEMA_DDL in the jar).
-RESULT_DDL = ("op string, db_type string, database string, schema_name string, table_name string, "
-              "primary_key_columns array<string>, row_key string, before map<string,string>, "
-              "after map<string,string>, after_is_full boolean, event_time bigint, "
-              "source_sequence string, source_position string, transaction_id string")
+FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json"})
+# What FastDecode returns: an array of these (Rows.SCHEMA_DDL in the jar).
+RESULT_DDL = ("array<struct<op string, db_type string, database string, schema_name string, "
+              "table_name string, primary_key_columns array<string>, row_key string, "
+              "before map<string,string>, after map<string,string>, after_is_full boolean, "
+              "column_types map<string,string>, event_time bigint, produced_time bigint, "
+              "source_sequence string, source_position string, transaction_id string>>")
 # Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (decoding.MIN/MAX_MICROS).
 _MIN_MICROS, _MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999
 
@@ -39,9 +42,13 @@ _log = logging.getLogger(__name__)
 
 def takes_topic(format_id: str, options: FormatOptions) -> bool:
     """True when a topic's messages may take the fast path: its format has one, and the topic sets
-    no per-table option the fast decoders do not apply (key overrides, string columns)."""
-    return (format_id in FAST_FORMATS and not options.primary_key_overrides
-            and not options.string_columns)
+    no option the fast decoders do not apply. They apply the source time zone and the value size
+    limit; a table named by the topic (``source_table``) only serves messages naming none, which
+    they decline; everything else (key overrides, string columns, binary encodings, swapped
+    update images, ...) is left to the Python decoders."""
+    applied = replace(options, source_timezone=FormatOptions.source_timezone,
+                      max_value_bytes=FormatOptions.max_value_bytes, source_table=None)
+    return format_id in FAST_FORMATS and applied == FormatOptions()
 
 
 def register(spark: SparkSession) -> bool:
@@ -62,47 +69,52 @@ def kafka_millis(column: str) -> Column:
     return F.timestamp_micros(micros - F.pmod(micros, F.lit(1000)))
 
 
-def with_fast_rows(source: DataFrame, topics: dict[str, tuple[str, int]]) -> DataFrame:
+def with_fast_rows(source: DataFrame, topics: dict[str, tuple[str, str, int]]) -> DataFrame:
     """``source`` (topic, partition, offset, timestamp, key, value) with ``_fast``: the fast path's
-    struct for the messages it decodes, null for every other message. ``topics`` maps each fast
-    topic to (format, maximum value bytes); messages over the limit, or whose Kafka timestamp no
-    row can hold, are left to the Python decoder (which rejects them)."""
-    pairs = [F.lit(item) for topic, (format_id, limit) in topics.items()
-             for item in (topic, F.struct(F.lit(format_id).alias("f"), F.lit(limit).alias("n")))]
+    change rows for the messages it decodes, null for every other message. ``topics`` maps each
+    fast topic to (format, source time zone, maximum value bytes); messages over the limit, or
+    whose Kafka timestamp no row can hold, are left to the Python decoder (which rejects them)."""
+    pairs = [F.lit(item) for topic, (format_id, zone, limit) in topics.items()
+             for item in (topic, F.struct(F.lit(format_id).alias("f"), F.lit(zone).alias("z"),
+                                          F.lit(limit).alias("n")))]
     spec = F.create_map(*pairs)[F.col("topic")]
     micros = F.unix_micros(F.col("timestamp"))
     eligible = (spec.isNotNull() & F.col("value").isNotNull()
                 & (F.octet_length("value") <= spec["n"])
                 & (F.col("timestamp").isNull() | micros.between(_MIN_MICROS, _MAX_MICROS)))
-    fast = F.when(eligible, F.call_udf(FUNCTION, spec["f"], F.col("value")))
+    fast = F.when(eligible, F.call_udf(FUNCTION, spec["f"], F.col("value"), spec["z"]))
     return source.withColumn("_fast", fast).withColumn("_fast_format", spec["f"])
 
 
 def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str) -> DataFrame:
     """The outcome records (``decode_spark.OUTCOME_SCHEMA``) of the messages the fast path decoded:
-    one change row each, its lineage from the message, the rest as a Python decoder leaves it."""
-    fast = F.col("_fast")
+    their change rows (``record_index`` each row's place), lineage from the message, the rest as a
+    Python decoder leaves it."""
+    rows = tried.where(F.col("_fast").isNotNull()).select(
+        "*", F.posexplode("_fast").alias("_index", "_row"))
+    fast = F.col("_row")
     stamp = kafka_millis("timestamp")
     none = F.lit(None)
     values: dict[str, Column] = {
         "source_format": F.col("_fast_format"),
         "kafka_topic": F.col("topic"), "kafka_partition": F.col("partition"),
-        "kafka_offset": F.col("offset"), "record_index": F.lit(0),
+        "kafka_offset": F.col("offset"), "record_index": F.col("_index"),
         "landed_hour": none.cast("timestamp"), "run_id": none.cast("string"),
         "db_type": fast["db_type"], "database": fast["database"], "schema_name": fast["schema_name"],
         "table_name": fast["table_name"], "op": fast["op"],
         "primary_key_columns": fast["primary_key_columns"], "row_key": fast["row_key"],
         "before": fast["before"], "after": fast["after"], "after_is_full": fast["after_is_full"],
-        "column_types": F.create_map().cast("map<string,string>"),
-        "event_time": F.timestamp_micros(fast["event_time"]), "produced_time": none.cast("timestamp"),
+        "column_types": fast["column_types"],
+        "event_time": F.timestamp_micros(fast["event_time"]),
+        "produced_time": F.timestamp_micros(fast["produced_time"]),
         "kafka_timestamp": stamp, "source_sequence": fast["source_sequence"],
         "source_position": fast["source_position"], "transaction_id": fast["transaction_id"],
         "ddl": none.cast("string"), "warnings": F.array().cast("array<string>"),
-        "_kind": F.lit(row_kind), "_first": F.lit(True), "_pair_key": none.cast("string"),
+        "_kind": F.lit(row_kind), "_first": F.col("_index") == 0, "_pair_key": none.cast("string"),
         "_pair_role": none.cast("string"), "control_kind": none.cast("string"),
         "format_tried": none.cast("string"), "reason_code": none.cast("string"),
         "reason_message": none.cast("string"), "msg_topic": F.col("topic"),
         "msg_partition": F.col("partition"), "msg_offset": F.col("offset"), "msg_timestamp": stamp,
         "msg_key": F.col("key"), "msg_value": none.cast("binary"),
     }
-    return tried.where(fast.isNotNull()).select(*[values[name].alias(name) for name in outcome_columns])
+    return rows.select(*[values[name].alias(name) for name in outcome_columns])

@@ -40,7 +40,8 @@ def _both_paths(spark, records: list[tuple], formats: dict[str, Any]) -> tuple[l
                                            r["_kind"]))
 
     assert jvm_decode.register(spark)
-    fast = {t: (f.format_id, f.options.max_value_bytes) for t, f in formats.items()}
+    fast = {t: (f.format_id, f.options.source_timezone, f.options.max_value_bytes)
+            for t, f in formats.items() if jvm_decode.takes_topic(f.format_id, f.options)}
     taken = jvm_decode.with_fast_rows(raw.select("topic", "partition", "offset", "timestamp", "key",
                                                  "value"), fast).where(F.col("_fast").isNotNull()).count()
     return collected(True), collected(False), taken
@@ -183,7 +184,113 @@ OMS_MESSAGES: list[tuple[str, bytes, bool]] = [
     ("lower-case recordType", _text(_oms("insert")), False),
     ("negative zero decimal", _oms_with(_oms(), postStruct={"id": 3, "z": -0.0}), False),
 ]
-FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES}
+def _canal(kind: str = "INSERT", types: dict[str, str] | None = None,
+           rows: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+    """A Canal flat message of one typed row (``types``: column -> mysqlType)."""
+    types = types or {"id": "int(11)", "v": "varchar(20)"}
+    doc = {"data": rows or [{"id": "1", "v": "a"}], "database": "shop", "es": 1700000000000,
+           "id": 3, "isDdl": False, "mysqlType": types, "old": None, "pkNames": ["id"], "sql": "",
+           "sqlType": dict.fromkeys(types, 12), "table": "orders", "ts": 1700000000421,
+           "type": kind}
+    doc.update(fields)
+    return doc
+
+
+def _typed(mysql_type: str, value: Any) -> bytes:
+    """A Canal insert whose column ``c`` is ``mysql_type`` holding ``value``."""
+    return _text(_canal(types={"id": "int(11)", "c": mysql_type}, rows=[{"id": "1", "c": value}]))
+
+
+CANAL_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert", _text(_canal()), True),
+    ("two rows", _text(_canal(rows=[{"id": "1", "v": "a"}, {"id": "2", "v": None}])), True),
+    ("update, old partial", _text(_canal("UPDATE", old=[{"v": "b"}])), True),
+    ("update, two rows, one old (Canal's leading unchanged row)",
+     _text(_canal("UPDATE", rows=[{"id": "1", "v": "a"}, {"id": "2", "v": "c"}], old=[{"v": "b"}])), False),
+    ("update, old names a column data lacks", _text(_canal("UPDATE", old=[{"w": "b"}])), False),
+    ("delete", _text(_canal("DELETE")), True),
+    ("INIT", _text(_canal("INIT")), True),
+    ("keyless insert", _text(_canal(pkNames=None)), True),
+    ("keyless update without old", _text(_canal("UPDATE", pkNames=[])), False),
+    ("key spelled otherwise", _text(_canal(pkNames=["ID"])), False),
+    ("es missing", _text({k: v for k, v in _canal().items() if k != "es"}), False),
+    ("es in seconds (Tencent CKafka)", _text(_canal(es=1700000000)), True),
+    ("ts 0 (TiCDC before v6.1)", _text(_canal(ts=0)), True),
+    ("gtid", _text(_canal(gtid="3E11FA47-71CA-11E1-9E33-C80AA9429562:23")), True),
+    ("TiCDC extension", _text(_canal(_tidb={"commitTs": 429918007904436226})), False),
+    ("DDL", _text(_canal("ALTER", sql="alter table t add c int", data=None)), False),
+    ("lower-case type", _text(_canal("insert")), False),
+    ("column typed by sqlType alone", _text(_canal(sqlType={"id": 4, "v": 12, "w": 4})), False),
+    ("untyped text column", _text(_canal(mysqlType={"id": "int"}, sqlType={"id": 4})), True),
+    ("untyped number column", _text(_canal(mysqlType={"id": "int"}, sqlType={"id": 4},
+                                           data=[{"id": "1", "v": 5}])), False),
+    ("int with leading zeros and sign", _typed("bigint(20)", "-007"), True),
+    ("int beyond int64", _typed("bigint(20)", "9223372036854775808"), False),
+    ("unsigned bigint", _typed("bigint(20) unsigned", "1"), False),
+    ("int as a JSON number", _typed("int", 5), True),
+    ("int not a number", _typed("int", "x"), False),
+    ("decimal", _typed("decimal(10,3)", "007.500"), True),
+    ("decimal negative zero", _typed("decimal(10,2)", "-0.00"), True),
+    ("decimal with exponent", _typed("decimal(10,2)", "1E+2"), False),
+    ("double with exponent", _typed("double", "1.2510357E7"), True),
+    ("double negative zero", _typed("double", "-0.0"), False),
+    ("double NaN", _typed("double", "NaN"), False),
+    ("float", _typed("float", "10357.0"), True),
+    ("bit(1)", _typed("bit(1)", "1"), True),
+    ("bit(1) not a boolean", _typed("bit(1)", "2"), False),
+    ("bit(8)", _typed("bit(8)", "65"), False),
+    ("date", _typed("date", "2024-02-29"), True),
+    ("date invalid", _typed("date", "2023-02-29"), False),
+    ("zero date", _typed("date", "0000-00-00"), False),
+    ("datetime with fraction", _typed("datetime(6)", "2023-11-15 06:13:20.000100"), True),
+    ("datetime whole seconds as fraction zeros", _typed("datetime(3)", "2023-11-15 06:13:20.000"), True),
+    ("datetime invalid", _typed("datetime", "2023-11-31 06:13:20"), False),
+    ("zero datetime", _typed("datetime", "0000-00-00 00:00:00"), False),
+    ("timestamp wall clock (UTC topic)", _typed("timestamp(3)", "2023-11-15 06:13:20.123"), True),
+    ("timestamp epoch seconds", _typed("timestamp", "1624614713.201"), True),
+    ("timestamp with an offset", _typed("timestamp", "2021-05-17 07:22:42 +00:00"), False),
+    ("time", _typed("time", "12:00:00"), False),
+    ("blob as ISO-8859-1", _typed("blob", "\u00ff\u00d8\u0000A"), True),
+    ("blob beyond ISO-8859-1", _typed("blob", "\u0100"), False),
+    ("json", _typed("json", '{"b": [1, 2.50, null], "a": "\u00e9"}'), True),
+    ("json repeating a name", _typed("json", '{"a": 1, "a": 2}'), False),
+    ("json invalid", _typed("json", "{x"), False),
+    ("enum", _typed("enum('a','b')", "1"), False),
+    ("text with a character set", _typed("varchar(10) character set utf8mb4", "x"), False),
+    ("varchar", _typed("VARCHAR(255)", "caf\u00e9 \U0001f600"), True),
+]
+
+DRS_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert", _text(_canal(types={"id": "int", "b": "varbinary"},
+                            rows=[{"id": "1", "b": "[106, 103, -1, 255, 0]"}])), True),
+    ("empty byte list", _text(_canal(types={"id": "int", "b": "blob"}, rows=[{"id": "1", "b": "[]"}])), True),
+    ("byte list with a byte out of range", _text(_canal(types={"id": "int", "b": "blob"},
+                                                        rows=[{"id": "1", "b": "[256]"}])), False),
+    ("byte list malformed", _text(_canal(types={"id": "int", "b": "blob"},
+                                         rows=[{"id": "1", "b": "[1,]"}])), False),
+    ("update, old the whole row", _text(_canal("UPDATE", old=[{"id": "1", "v": "b"}])), True),
+    ("delete, row in old", _text(_canal("DELETE", data=None, old=[{"id": "1", "v": "a"}])), True),
+    ("sequence as text", _text(_canal(id="0042")), True),
+    ("sequence not digits", _text(_canal(id="x1")), False),
+    ("sequence missing", _text({k: v for k, v in _canal().items() if k != "id"}), True),
+    ("timestamp epoch seconds", _typed("timestamp", "1624614713.201000"), True),
+]
+
+CLOUDCANAL_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert, keyless", _text({
+        "bid": 0, "db": "db_test", "dbValType": {"c": "varchar(22)", "k": "varchar(22)"},
+        "isDdl": False, "entryType": "ROWDATA", "execTs": 1669789152000, "jdbcType": {"c": 12, "k": 12},
+        "pks": [], "schema": "db_test", "sendTs": 1669789153377, "sql": "", "table": "t",
+        "action": "INSERT", "before": [], "data": [{"c": "11", "k": "1"}]}), True),
+    ("update keyed", _text({
+        "db": "d", "dbValType": {"c": "int", "k": "int"}, "execTs": 1669789152000,
+        "jdbcType": {"c": 4, "k": 4}, "pks": ["k"], "schema": "s", "table": "t", "action": "UPDATE",
+        "before": [{"c": "1", "k": "1"}], "data": [{"c": "2", "k": "1"}]}), True),
+    ("transaction end", _text({"entryType": "TRANSACTIONEND", "action": "INSERT", "db": "d",
+                               "table": "t", "execTs": 1669789152000}), False),
+]
+FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES, "canal_json": CANAL_MESSAGES,
+                   "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES}
 
 
 @pytest.mark.parametrize("format_id", sorted(FORMAT_MESSAGES))
@@ -191,7 +298,7 @@ def test_plain_and_tricky_messages_decode_the_same_on_both_paths(spark, format_i
     messages = FORMAT_MESSAGES[format_id]
     records: list[tuple] = [(f"m{n}", 0, n, STAMP, None, value)
                             for n, (_label, value, _taken) in enumerate(messages)]
-    big = messages[0][1].replace(b'}', b', "pad": "' + b"x" * 2000 + b'"}', 1)
+    big = messages[0][1][:-1] + b', "pad": "' + b"x" * 2000 + b'"}'
     records.append(("m-big", 0, 999, STAMP, None, big))
     records.append(("m-none", 1, 5, None, None, messages[0][1]))
     formats = {topic: _topic_format(format_id) for topic, *_ in records}
@@ -212,7 +319,8 @@ def test_each_message_is_taken_or_declined_as_its_shape_says(spark, format_id) -
     frame = spark.createDataFrame([(label, value) for label, value, _ in messages],
                                   "label string, value binary")
     got = {row["label"]: row["taken"] for row in frame.select(
-        "label", F.call_udf(jvm_decode.FUNCTION, F.lit(format_id), F.col("value")).isNotNull()
+        "label", F.call_udf(jvm_decode.FUNCTION, F.lit(format_id), F.col("value"), F.lit("UTC"))
+        .isNotNull()
         .alias("taken")).collect()}
     assert got == {label: taken for label, _value, taken in messages}
 
@@ -249,5 +357,20 @@ def test_a_topic_with_per_table_options_stays_on_the_python_path() -> None:
     assert not takes_topic("maxwell_json", FormatOptions(string_columns={"d.t": ("a",)}))
     assert takes_topic("oms_default", FormatOptions())
     assert not takes_topic("oms_default_ext", FormatOptions())
-    assert not takes_topic("canal_json", FormatOptions())
+    assert takes_topic("canal_json", FormatOptions(source_table="d.t", max_value_bytes=10))
+    assert not takes_topic("canal_json", FormatOptions(binary_encoding="hex"))
+    assert not takes_topic("drs_json", FormatOptions(update_images_swapped=True))
+    assert not takes_topic("debezium_json", FormatOptions())
     assert not takes_topic("auto", FormatOptions())
+
+
+def test_a_wall_clock_timestamp_outside_utc_is_left_to_python(spark) -> None:
+    value = _typed("timestamp(3)", "2023-11-15 06:13:20.123")
+    records: list[tuple] = [("utc", 0, 0, STAMP, None, value), ("shanghai", 0, 0, STAMP, None, value)]
+    formats = {"utc": _topic_format("canal_json"),
+               "shanghai": _topic_format("canal_json", source_timezone="Asia/Shanghai")}
+    with_fast, python_only, taken = _both_paths(spark, records, formats)
+    assert with_fast == python_only
+    assert taken == 1
+    assert [row["after"]["c"] for row in with_fast] == ["2023-11-14T22:13:20.123Z",
+                                                         "2023-11-15T06:13:20.123Z"]

@@ -1,43 +1,53 @@
 package cdclake.jvm;
 
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.api.java.UDF3;
 
 /**
- * The JVM fast path of decoding, as a Spark SQL function: {@code cdclake_fast_decode(format, value)}.
+ * The JVM fast path of decoding, as a Spark SQL function:
+ * {@code cdclake_fast_decode(format, value, source_timezone)}, an array of change rows (several for
+ * the multi-row messages of the Canal family).
  *
  * <p>The Python decoders ({@code spark_jobs/formats/}) are the reference and decide every case; a
  * decoder here takes only the common shape of its format, where its rules are few and plain, and
  * gives exactly the Python decoder's row for it. Anything else it <em>declines</em> (returns
  * null) and the message goes to the Python decoder, which also owns every rejection: a message
  * is never quarantined or dropped here. {@code spark_jobs/jvm_decode.py} routes the messages and
- * builds the change rows from the returned struct ({@link Rows#SCHEMA_DDL}); the fixture suite
+ * builds the change rows from the returned structs ({@link Rows#SCHEMA_DDL}); the fixture suite
  * checks that both paths give the same rows.
  *
  * <p>The registry of the formats with a fast path: {@link #DECODERS}, named like the Python
  * registry ({@code spark_jobs/formats/__init__.py}).
  */
-public final class FastDecode implements UDF2<String, byte[], Row> {
+public final class FastDecode implements UDF3<String, byte[], String, List<Row>> {
     private static final long serialVersionUID = 1L;
 
-    /** One format's fast path: the change row of {@code value}, or null to decline. */
+    /** One format's fast path: the change rows of {@code value}, or null to decline. */
     interface Decoder {
-        Row decode(byte[] value);
+        List<Row> decode(byte[] value, String zone);
     }
 
     static final Map<String, Decoder> DECODERS = Map.of(
-            "maxwell_json", MaxwellJson::decode,
-            "oms_default", OmsDefault::decode);
+            "maxwell_json", (value, zone) -> one(MaxwellJson.decode(value)),
+            "oms_default", (value, zone) -> one(OmsDefault.decode(value)),
+            "canal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
+            "drs_json", (value, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
+            "cloudcanal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
+
+    private static List<Row> one(Row row) {
+        return row == null ? null : List.of(row);
+    }
 
     @Override
-    public Row call(String format, byte[] value) {
+    public List<Row> call(String format, byte[] value, String zone) {
         Decoder decoder = format == null ? null : DECODERS.get(format);
         if (decoder == null || value == null) {
             return null;
         }
         try {
-            return decoder.decode(value);
+            return decoder.decode(value, zone);
         } catch (RuntimeException e) {
             return null; // whatever surprised the fast path, the reference decoder decides
         }

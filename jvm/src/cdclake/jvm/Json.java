@@ -5,10 +5,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.math.BigDecimal;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,7 +21,9 @@ import java.util.Map;
 final class Json {
     private static final JsonFactory FACTORY = new JsonFactory();
     /** Past this exponent the Python decoders keep a number's text as sent ({@code MAX_PLAIN_EXPONENT}). */
-    private static final int MAX_PLAIN_EXPONENT = 10_000;
+    static final int MAX_PLAIN_EXPONENT = 10_000;
+    /** What {@link #parseValue} returns for text it leaves to Python (null is JSON's null). */
+    static final Object UNREADABLE = new Object();
 
     private Json() {
     }
@@ -36,27 +34,47 @@ final class Json {
 
     /** The document of {@code value}, or null when the fast path must not read it. */
     static Object parse(byte[] value) {
-        String text;
-        try {
-            text = StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(value)).toString();
-        } catch (CharacterCodingException e) {
+        if (!Utf8.isStrict(value) || value.length >= 3 && value[0] == (byte) 0xEF
+                && value[1] == (byte) 0xBB && value[2] == (byte) 0xBF) {
+            return null; // not UTF-8 as Python decodes it, or a byte-order mark
+        }
+        try (JsonParser parser = FACTORY.createParser(value)) {
+            Object document = read(parser, false);
+            return document == UNREADABLE ? null : document;
+        } catch (IOException e) {
             return null;
         }
+    }
+
+    /**
+     * A JSON column's text as {@code values.json_value_text} reads it: {@link #UNREADABLE} when
+     * Python would keep it as sent with a warning (no JSON, or an object repeating a name).
+     */
+    static Object parseValue(String text) {
+        return read(text, true);
+    }
+
+    private static Object read(String text, boolean uniqueNames) {
         if (text.startsWith("\ufeff")) {
-            return null;
+            return UNREADABLE;
         }
         try (JsonParser parser = FACTORY.createParser(text)) {
+            return read(parser, uniqueNames);
+        } catch (IOException e) {
+            return UNREADABLE;
+        }
+    }
+
+    private static Object read(JsonParser parser, boolean uniqueNames) throws IOException {
+        try {
             JsonToken first = parser.nextToken();
             if (first == null) {
-                return null;
+                return UNREADABLE;
             }
-            Object document = read(parser, first);
-            return parser.nextToken() == null ? document : null;
+            Object document = read(parser, first, uniqueNames);
+            return parser.nextToken() == null ? document : UNREADABLE;
         } catch (IOException | Unreadable e) {
-            return null;
+            return UNREADABLE;
         }
     }
 
@@ -69,14 +87,18 @@ final class Json {
         }
     }
 
-    private static Object read(JsonParser parser, JsonToken token) throws IOException {
+    private static Object read(JsonParser parser, JsonToken token, boolean uniqueNames) throws IOException {
         switch (token) {
             case START_OBJECT: {
                 Map<String, Object> object = new LinkedHashMap<>();
                 JsonToken next;
                 while ((next = parser.nextToken()) == JsonToken.FIELD_NAME) {
                     String name = checked(parser.currentName());
-                    object.put(name, read(parser, parser.nextToken()));
+                    Object item = read(parser, parser.nextToken(), uniqueNames);
+                    if (uniqueNames && object.containsKey(name)) {
+                        throw new Unreadable(); // Python keeps such a JSON value as sent, warned
+                    }
+                    object.put(name, item);
                 }
                 if (next != JsonToken.END_OBJECT) {
                     throw new Unreadable();
@@ -90,7 +112,7 @@ final class Json {
                     if (next == null) {
                         throw new Unreadable();
                     }
-                    array.add(read(parser, next));
+                    array.add(read(parser, next, uniqueNames));
                 }
                 return array;
             }

@@ -15,8 +15,9 @@ final class Rows {
     static final String SCHEMA_DDL = "op string, db_type string, database string, "
             + "schema_name string, table_name string, primary_key_columns array<string>, "
             + "row_key string, before map<string,string>, after map<string,string>, "
-            + "after_is_full boolean, event_time bigint, source_sequence string, "
-            + "source_position string, transaction_id string";
+            + "after_is_full boolean, column_types map<string,string>, event_time bigint, "
+            + "produced_time bigint, source_sequence string, source_position string, "
+            + "transaction_id string";
 
     /** Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (what a row can hold). */
     static final long MIN_MICROS = -62_135_596_800_000_000L;
@@ -36,8 +37,14 @@ final class Rows {
     static Row change(String op, Table table, List<String> keyColumns, String rowKey,
                       Map<String, String> before, Map<String, String> after, boolean afterIsFull,
                       Lineage lineage) {
+        return change(op, table, keyColumns, rowKey, before, after, afterIsFull, lineage, Map.of(), null);
+    }
+
+    static Row change(String op, Table table, List<String> keyColumns, String rowKey,
+                      Map<String, String> before, Map<String, String> after, boolean afterIsFull,
+                      Lineage lineage, Map<String, String> columnTypes, Long producedTime) {
         return RowFactory.create(op, table.dbType(), table.database(), table.schema(), table.name(),
-                keyColumns, rowKey, before, after, afterIsFull, lineage.eventTime(),
-                lineage.sequence(), lineage.position(), lineage.transactionId());
+                keyColumns, rowKey, before, after, afterIsFull, columnTypes, lineage.eventTime(),
+                producedTime, lineage.sequence(), lineage.position(), lineage.transactionId());
     }
 }
