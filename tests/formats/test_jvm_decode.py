@@ -293,6 +293,13 @@ FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES, "canal
                    "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES}
 
 
+def test_every_fast_format_has_its_tricky_messages() -> None:
+    # FAST_FORMATS (Python) and FastDecode.DECODERS (Java) name the same formats: each format's
+    # messages below include taken ones, which only a registered Java decoder can take.
+    assert set(FORMAT_MESSAGES) == FAST_FORMATS
+    assert all(any(taken for _label, _value, taken in messages) for messages in FORMAT_MESSAGES.values())
+
+
 @pytest.mark.parametrize("format_id", sorted(FORMAT_MESSAGES))
 def test_plain_and_tricky_messages_decode_the_same_on_both_paths(spark, format_id) -> None:
     messages = FORMAT_MESSAGES[format_id]
