@@ -264,13 +264,15 @@ def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
                     default: TopicFormat | None = None, fast_path: bool = True) -> DataFrame:
     """Raw records (topic, partition, offset, timestamp, key, value) -> one outcome record per
     change row, control message or rejected message (``_kind``). The messages the JVM fast path
-    decodes (:mod:`spark_jobs.jvm_decode`; ``fast_path=False`` turns it off) skip Python."""
+    decodes (:mod:`spark_jobs.jvm_decode`; ``fast_path=False`` or the Spark setting
+    ``spark.cdclake.decode.fastPath=false`` turns it off) skip Python."""
     fallback = default or TopicFormat("auto", FormatOptions())
     source = raw.select("topic", "partition", "offset", "timestamp", "key", "value")
     python_decoded = _decode_batches(dict(topic_formats), fallback)
     fast = {topic: (spec.format_id, spec.options.source_timezone, spec.options.max_value_bytes)
             for topic, spec in topic_formats.items() if jvm_decode.takes_topic(spec.format_id, spec.options)}
-    if not fast_path or not fast or not jvm_decode.register(raw.sparkSession):
+    spark = raw.sparkSession
+    if not fast_path or not fast or not jvm_decode.enabled(spark) or not jvm_decode.register(spark):
         return source.mapInArrow(python_decoded, OUTCOME_SCHEMA)
     # The messages the JVM fast path declines, and every other topic's, go to the Python decoders.
     tried = jvm_decode.with_fast_rows(source, fast)

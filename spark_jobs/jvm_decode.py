@@ -12,6 +12,8 @@ declining and the rows field by field).
 
 ``scripts/setup.sh`` compiles the jar into ``.jars/spark/`` (so every session and spark-submit has
 it). Without it, decoding falls back to the Python decoders for every message, with a warning.
+The Spark setting ``spark.cdclake.decode.fastPath=false`` (``spark.conf`` in the pipeline file, or
+``CDCLAKE_SPARK_CONF``) turns the fast path off: every message is decoded in Python.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pyspark.sql import functions as F
 from spark_jobs.formats.base import FormatOptions
 
 FUNCTION = "cdclake_fast_decode"
+# The operator's switch: "false" sends every message to the Python decoders.
+SWITCH = "spark.cdclake.decode.fastPath"
 JAVA_CLASS = "cdclake.jvm.FastDecode"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
 FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json"})
@@ -49,6 +53,11 @@ def takes_topic(format_id: str, options: FormatOptions) -> bool:
     applied = replace(options, source_timezone=FormatOptions.source_timezone,
                       max_value_bytes=FormatOptions.max_value_bytes, source_table=None)
     return format_id in FAST_FORMATS and applied == FormatOptions()
+
+
+def enabled(spark: SparkSession) -> bool:
+    """False when the session's ``spark.cdclake.decode.fastPath`` is ``false``."""
+    return (spark.conf.get(SWITCH, "true") or "true").strip().lower() != "false"
 
 
 def register(spark: SparkSession) -> bool:

@@ -381,3 +381,24 @@ def test_a_wall_clock_timestamp_outside_utc_is_left_to_python(spark) -> None:
     assert taken == 1
     assert [row["after"]["c"] for row in with_fast] == ["2023-11-14T22:13:20.123Z",
                                                          "2023-11-15T06:13:20.123Z"]
+
+
+def test_the_spark_setting_turns_the_fast_path_off(spark) -> None:
+    from spark_jobs import jvm_decode
+    from spark_jobs.decode_spark import decode_outcomes
+
+    raw = spark.createDataFrame([("t", 0, 0, STAMP, None, _text(_maxwell()))], RAW_DDL)
+    formats = {"t": _topic_format("maxwell_json")}
+
+    def plan() -> str:
+        return str(decode_outcomes(raw, formats)._jdf.queryExecution().analyzed().toString())
+
+    assert jvm_decode.FUNCTION in plan()
+    spark.conf.set(jvm_decode.SWITCH, "false")
+    try:
+        assert jvm_decode.FUNCTION not in plan()
+        rows = decode_outcomes(raw, formats).collect()
+        assert [(r["op"], r["row_key"]) for r in rows] == [("INSERT", '["1"]')]
+    finally:
+        spark.conf.unset(jvm_decode.SWITCH)
+    assert jvm_decode.FUNCTION in plan()
