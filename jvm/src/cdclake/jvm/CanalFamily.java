@@ -194,15 +194,11 @@ final class CanalFamily {
                         types, producedTime));
                 continue;
             }
-            Map<String, String> keyed = op.equals("DELETE") ? before : after;
-            List<String> keyValues = new ArrayList<>(keys.size());
-            for (String key : keys) {
-                if (!keyed.containsKey(key)) {
-                    return null; // a key spelled otherwise, or missing: Python decides
-                }
-                keyValues.add(keyed.get(key));
+            String rowKey = Rows.keyOf(op.equals("DELETE") ? before : after, keys);
+            if (rowKey == null) {
+                return null; // a key spelled otherwise, or missing: Python decides
             }
-            out.add(Rows.change(op, where, keys, Json.compact(keyValues), before, after,
+            out.add(Rows.change(op, where, keys, rowKey, before, after,
                     !op.equals("DELETE"), lineage, types, producedTime));
         }
         return out;

@@ -78,16 +78,18 @@ final class MaxwellJson {
             return null;
         }
         List<String> keys = new ArrayList<>(names.size());
-        List<Object> keyValues = new ArrayList<>(names.size());
         for (Object name : names) {
-            if (!(name instanceof String column) || !keyed.containsKey(column)) {
+            if (!(name instanceof String column)) {
                 return null;
             }
             keys.add(column);
-            keyValues.add(keyed.get(column));
+        }
+        String rowKey = Rows.keyOf(keyed, keys);
+        if (rowKey == null) {
+            return null; // a key column the image lacks or spells otherwise: Python decides
         }
         return Rows.change(op, new Rows.Table(null, (String) database, null, tableName), keys,
-                Json.compact(keyValues), before, after, op.equals("INSERT") || op.equals("SNAPSHOT"),
+                rowKey, before, after, op.equals("INSERT") || op.equals("SNAPSHOT"),
                 new Rows.Lineage(eventTime, null, position, transactionId));
     }
 

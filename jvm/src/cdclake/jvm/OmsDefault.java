@@ -98,7 +98,7 @@ final class OmsDefault {
                 keys.add(name);
             }
         }
-        String rowKey = keyOf(op.equals("DELETE") ? before : after, keys);
+        String rowKey = Rows.keyOf(op.equals("DELETE") ? before : after, keys);
         if (rowKey == null) {
             Object primaryValue = meta.get("record_primary_value");
             String values = Json.metadataText(primaryValue);
@@ -110,21 +110,6 @@ final class OmsDefault {
         }
         return Rows.change(op, new Rows.Table(dbType, db, tenant, table), keys, rowKey, before, after,
                 !op.equals("DELETE"), new Rows.Lineage(eventTime, sequence, texts[3], transactionId));
-    }
-
-    /** {@code key_of}: the key values' JSON array, or null unless the image has every key column. */
-    private static String keyOf(Map<String, String> image, List<String> keys) {
-        if (image == null || image.isEmpty() || keys.isEmpty()) {
-            return null;
-        }
-        List<String> values = new ArrayList<>(keys.size());
-        for (String key : keys) {
-            if (!image.containsKey(key)) {
-                return null;
-            }
-            values.add(image.get(key));
-        }
-        return Json.compact(values);
     }
 
     /** {@code split_key_text}: U+0001-joined names or values (or the six characters \\u0001). */

@@ -1,5 +1,6 @@
 package cdclake.jvm;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
@@ -32,6 +33,21 @@ final class Rows {
 
     /** Where a change sits in the source's history: commit time, sequence, position, transaction. */
     record Lineage(long eventTime, String sequence, String position, String transactionId) {
+    }
+
+    /** {@code base.key_of}: the key values' JSON array, or null unless the image has every key column. */
+    static String keyOf(Map<String, String> image, List<String> keys) {
+        if (image == null || image.isEmpty() || keys.isEmpty()) {
+            return null;
+        }
+        List<String> values = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            if (!image.containsKey(key)) {
+                return null;
+            }
+            values.add(image.get(key));
+        }
+        return Json.compact(values);
     }
 
     static Row change(String op, Table table, List<String> keyColumns, String rowKey,
