@@ -31,7 +31,8 @@ FUNCTION = "cdclake_fast_decode"
 SWITCH = "spark.cdclake.decode.fastPath"
 JAVA_CLASS = "cdclake.jvm.FastDecode"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
-FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json"})
+FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json",
+                          "dataworks_json"})
 # What FastDecode returns: an array of these (Rows.SCHEMA_DDL in the jar).
 RESULT_DDL = ("array<struct<op string, db_type string, database string, schema_name string, "
               "table_name string, primary_key_columns array<string>, row_key string, "

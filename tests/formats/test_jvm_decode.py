@@ -184,6 +184,123 @@ OMS_MESSAGES: list[tuple[str, bytes, bool]] = [
     ("lower-case recordType", _text(_oms("insert")), False),
     ("negative zero decimal", _oms_with(_oms(), postStruct={"id": 3, "z": -0.0}), False),
 ]
+def _dataworks(op: str = "INSERT", before: dict[str, Any] | None = None,
+               after: dict[str, Any] | None = None, columns: dict[str, str] | None = None,
+               primary_key: Any = ("id",), **payload: Any) -> dict[str, Any]:
+    """A DataWorks message (``columns``: column -> DataWorks type)."""
+    columns = columns or {"id": "LONG", "name": "STRING", "amount": "DOUBLE", "ok": "BOOLEAN",
+                          "at": "DATE", "raw": "BYTES"}
+    row = {"id": 7, "name": "caf\u00e9", "amount": 12.50, "ok": True, "at": 1620458077779,
+           "raw": "AAEC/w=="}
+    body = {"before": None if before is None else {"dataColumn": before},
+            "after": None if after is None else {"dataColumn": after},
+            "sequenceId": "1620457642589000001", "scn": None, "op": op,
+            "timestamp": {"eventTime": 1620458077000, "systemTime": 1620458077779,
+                          "checkpointTime": 1620458077000}, "ddl": None}
+    if op == "INSERT" and after is None:
+        body["after"] = {"dataColumn": row}
+    body.update(payload)
+    return {"schema": {"dataColumn": [{"name": n, "type": t} for n, t in columns.items()],
+                       "primaryKey": None if primary_key is None else list(primary_key)
+                       if isinstance(primary_key, tuple) else primary_key,
+                       "source": {"dbType": "MySQL", "dbName": "shop", "tableName": "orders"}},
+            "payload": body, "version": "0.0.1"}
+
+
+_DW_ROW = {"id": 7, "name": "a", "amount": 1.5, "ok": False, "at": 0, "raw": ""}
+DATAWORKS_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert", _text(_dataworks()), True),
+    ("update, both images", _text(_dataworks("UPDATE_AFTER", before=_DW_ROW,
+                                             after={**_DW_ROW, "name": "b", "ok": True})), True),
+    ("delete", _text(_dataworks("DELETE", before=_DW_ROW)), True),
+    ("update, after only (a pair's half)", _text(_dataworks("UPDATE_AFTER", after=_DW_ROW)), False),
+    ("update, before only (a pair's half)", _text(_dataworks("UPDATE_BEFOR", before=_DW_ROW)), False),
+    ("update, corrected spelling", _text(_dataworks("UPDATE_BEFORE", before=_DW_ROW)), False),
+    ("insert without after", _text(_dataworks() | {"payload": {**_dataworks()["payload"],
+                                                               "after": None}}), False),
+    ("delete without before", _text(_dataworks("DELETE", after=_DW_ROW)), False),
+    ("insert with a before image too", _text(_dataworks("INSERT", before={"id": 1, "zz": "x"},
+                                                        after=_DW_ROW)), True),
+    ("insert, a before value that warns", _text(_dataworks("INSERT", before={"id": "x"},
+                                                           after=_DW_ROW)), False),
+    ("lower-case op", _text(_dataworks("insert")), False),
+    ("heartbeat", _text({"payload": {"op": "MHEARTBEAT"}}), False),
+    ("transaction begin", _text(_dataworks("TRANSACTION_BEGIN")), False),
+    ("DDL", _text(_dataworks("ALTER", ddl={"text": "alter table t add c int"})), False),
+    ("truncate", _text(_dataworks("TRUNCATE")), False),
+    ("keyless, RDS row id", _text(_dataworks(primary_key=None, after={
+        "name": "n", "#alibaba_rds_row_id#": 15}, columns={"name": "STRING",
+                                                          "#alibaba_rds_row_id#": "LONG"})), True),
+    ("keyless, row id only in the before image of an insert", _text(_dataworks(
+        primary_key=None, before={"rowid": "AAA"}, after={"name": "n"})), False),
+    ("keyless, no row id", _text(_dataworks(primary_key=[], after={"name": "n"})), True),
+    ("key as one string", _text(_dataworks(primary_key="id")), True),
+    ("key an empty string", _text(_dataworks(primary_key="")), False),
+    ("key not in the image", _text(_dataworks(primary_key=["ID"])), False),
+    ("key of numbers", _text(_dataworks(primary_key=[1])), False),
+    ("integers: text, bool, negative zero, int64 edge", _text(_dataworks(after={
+        "id": "007", "a": True, "b": -0, "c": 999999999999999999, "d": -999999999999999999,
+        "e": None}, columns={"id": "LONG", "a": "LONG", "b": "long", "c": "LONG", "d": "LONG",
+                             "e": "LONG"})), True),
+    ("integer beyond int64 (DECIMAL)", _text(_dataworks(after={"id": 18446744073709551615})), False),
+    ("integer written as 1.0", b'{"schema":{"dataColumn":[{"name":"id","type":"LONG"}],'
+     b'"primaryKey":["id"],"source":{"tableName":"t"}},"payload":{"op":"INSERT","after":'
+     b'{"dataColumn":{"id":1.0}},"timestamp":{"eventTime":1}}}', False),
+    ("integer not a number", _text(_dataworks(after={"id": "seven"})), False),
+    ("doubles as written", b'{"schema":{"dataColumn":[{"name":"id","type":"LONG"},{"name":"d",'
+     b'"type":"DOUBLE"}],"primaryKey":["id"],"source":{"tableName":"t"}},"payload":{"op":'
+     b'"INSERT","after":{"dataColumn":{"id":1,"d":1.2510357E7,"e":-0.0,"f":1e400,"g":"NaN",'
+     b'"h":[1,{"a":2.50}]}},"timestamp":{"eventTime":1}}}', True),
+    ("booleans", _text(_dataworks(after={"id": 1, "a": "YES", "b": "off", "c": 0, "d": " t ",
+                                         "e": False}, columns={
+        "id": "LONG", "a": "BOOLEAN", "b": "BOOLEAN", "c": "BOOLEAN", "d": "BOOLEAN",
+        "e": "BOOLEAN"})), True),
+    ("boolean not one", _text(_dataworks(after={"id": 1, "ok": "maybe"})), False),
+    ("dates: epoch ms, fraction, zero, year 9999", _text(_dataworks(after={
+        "id": 1, "a": 1620458077500, "b": "1620458077001", "c": 0, "d": 253402300799999},
+        columns={"id": "LONG", "a": "DATE", "b": "DATE", "c": "DATE", "d": "DATE"})), True),
+    ("date before 1970", _text(_dataworks(after={"id": 1, "at": -1000})), False),
+    ("date beyond 9999", _text(_dataworks(after={"id": 1, "at": 253402300800000})), False),
+    ("date as ISO text", _text(_dataworks(after={"id": 1, "at": "2021-05-08 07:14:37"})), False),
+    ("bytes: empty, padded, unpadded pair", _text(_dataworks(after={
+        "id": 1, "a": "", "b": "QQ==", "c": "QUJD", "d": "QR=="}, columns={
+        "id": "LONG", "a": "BYTES", "b": "BYTES", "c": "BYTES", "d": "BYTES"})), True),
+    ("bytes not base64", _text(_dataworks(after={"id": 1, "raw": "[base64 string]"})), False),
+    ("bytes missing padding", _text(_dataworks(after={"id": 1, "raw": "QQ"})), False),
+    ("bytes as a number", _text(_dataworks(after={"id": 1, "raw": 1234})), False),
+    ("unknown and missing types", _text(_dataworks(after={"id": 1, "x": 2.50, "y": {"k": [1]},
+                                                          "z": "t"}, columns={
+        "id": "LONG", "x": "DECIMAL", "y": ""})), True),
+    ("type not text", _text(_dataworks(columns={"id": 5})), False),
+    ("repeated column name", b'{"schema":{"dataColumn":[{"name":"id","type":"LONG"}],'
+     b'"primaryKey":["id"],"source":{"tableName":"t"}},"payload":{"op":"INSERT","after":'
+     b'{"dataColumn":{"id":1,"a":"x","a":"y"}},"timestamp":{"eventTime":1}}}', True),
+    ("sequence a number", _text(_dataworks(sequenceId=27677)), True),
+    ("sequence with leading zeros", _text(_dataworks(sequenceId="000123")), True),
+    ("sequence as text", _text(_dataworks(sequenceId="a-1")), True),
+    ("sequence NULL", _text(_dataworks(sequenceId="NULL")), True),
+    ("sequence a decimal", _text(_dataworks(sequenceId=1.5)), False),
+    ("sequence padded", _text(_dataworks(sequenceId=" 12")), False),
+    ("scn a number", _text(_dataworks(scn=12345678)), True),
+    ("scn 'null'", _text(_dataworks(scn="null")), True),
+    ("scn an object", _text(_dataworks(scn={"a": 1})), False),
+    ("no timestamp", _text(_dataworks(timestamp=None)), False),
+    ("eventTime -1 (full load)", _text(_dataworks(timestamp={"eventTime": -1, "systemTime": 5})), False),
+    ("systemTime -1", _text(_dataworks(timestamp={"eventTime": 1620458077000, "systemTime": -1})), True),
+    ("systemTime missing", _text(_dataworks(timestamp={"eventTime": 1620458077000})), True),
+    ("eventTime as text", _text(_dataworks(timestamp={"eventTime": "1620458077000"})), False),
+    ("eventTime out of range", _text(_dataworks(timestamp={"eventTime": 999999999999999})), False),
+    ("table empty", _text(_dataworks() | {"schema": {"source": {"tableName": ""}}}), False),
+    ("database a number", _text(_dataworks() | {"schema": {
+        **_dataworks()["schema"], "source": {"dbName": 5, "tableName": "t"}}}), False),
+    ("schema and database names", _text(_dataworks() | {"schema": {
+        **_dataworks()["schema"], "source": {"dbType": "Oracle", "dbName": "ORCL",
+                                             "schemaName": "HR", "tableName": "EMP"}}}), True),
+    ("image not an object", _text(_dataworks(after=None) | {"payload": {
+        **_dataworks()["payload"], "after": {"dataColumn": [1]}}}), False),
+]
+
+
 def _canal(kind: str = "INSERT", types: dict[str, str] | None = None,
            rows: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
     """A Canal flat message of one typed row (``types``: column -> mysqlType)."""
@@ -290,7 +407,8 @@ CLOUDCANAL_MESSAGES: list[tuple[str, bytes, bool]] = [
                                "table": "t", "execTs": 1669789152000}), False),
 ]
 FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES, "canal_json": CANAL_MESSAGES,
-                   "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES}
+                   "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES,
+                   "dataworks_json": DATAWORKS_MESSAGES}
 
 
 def test_every_fast_format_has_its_tricky_messages() -> None:

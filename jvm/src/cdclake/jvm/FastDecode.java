@@ -32,6 +32,7 @@ public final class FastDecode implements UDF3<String, byte[], String, List<Row>>
     static final Map<String, Decoder> DECODERS = Map.of(
             "maxwell_json", (value, zone) -> one(MaxwellJson.decode(value)),
             "oms_default", (value, zone) -> one(OmsDefault.decode(value)),
+            "dataworks_json", (value, zone) -> one(DataWorksJson.decode(value)),
             "canal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
             "drs_json", (value, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
             "cloudcanal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));

@@ -1,0 +1,318 @@
+package cdclake.jvm;
+
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.spark.sql.Row;
+
+/**
+ * The fast path of {@code dataworks_json} ({@code spark_jobs/formats/dataworks_json.py} and
+ * {@code _dataworks.py}, whose rules this repeats for the shape it takes). Taken: {@code
+ * payload.op} INSERT, DELETE, or UPDATE_AFTER carrying both images (the one-message update);
+ * {@code schema.source.tableName} non-empty text; {@code payload.timestamp.eventTime} set (epoch
+ * milliseconds, an integer); {@code schema.dataColumn} typed by DataWorks' six types (or
+ * undeclared columns, kept as written); every value in the plain form of its type, so no
+ * conversion warns; the key from {@code schema.primaryKey}, else a vendor row id column. Declined
+ * (to the Python decoder): everything else, the halves of two-message updates (paired in Spark
+ * by the Python rows' pair key), DDL, TRUNCATE, controls, full-load rows without an event time.
+ */
+final class DataWorksJson {
+    private static final Map<String, String> OPS = Map.of(
+            "INSERT", "INSERT", "UPDATE_AFTER", "UPDATE", "DELETE", "DELETE");
+    /** {@code _dataworks.ROW_ID_COLUMNS}: a keyless table's identity, in this order. */
+    private static final List<String> ROW_ID_COLUMNS =
+            List.of("#alibaba_rds_row_id#", "__#alibaba_rds_row_id#__", "rowid", "ROWID");
+    private static final Set<String> TYPES = Set.of("LONG", "DOUBLE", "BOOLEAN", "DATE", "BYTES", "STRING");
+    private static final Map<String, String> LOGICAL = Map.of("LONG", "LONG", "DOUBLE", "DOUBLE",
+            "BOOLEAN", "BOOLEAN", "DATE", "TIMESTAMP", "BYTES", "BINARY", "STRING", "STRING");
+    private static final Pattern LONG_TEXT = Pattern.compile("-?\\d{1,18}");
+    private static final Pattern EPOCH_MILLIS = Pattern.compile("\\d{1,15}");
+    private static final Pattern NEGATIVE_INTEGER = Pattern.compile("-\\d{1,18}");
+    private static final Pattern BASE64 = Pattern.compile("[A-Za-z0-9+/]*={0,2}");
+    /** What {@link #imageData} returns for an image the fast path leaves to Python. */
+    private static final Map<?, ?> UNREADABLE_IMAGE = Map.of("", "");
+    /** The last millisecond a row can hold (9999-12-31T23:59:59.999Z). */
+    private static final long MAX_MILLIS = 253_402_300_799_999L;
+
+    private DataWorksJson() {
+    }
+
+    static Row decode(byte[] value) {
+        if (!(Json.parse(value) instanceof Map<?, ?> doc)
+                || !(doc.get("payload") instanceof Map<?, ?> payload)
+                || !(payload.get("op") instanceof String vendorOp)
+                || !(doc.get("schema") instanceof Map<?, ?> schema)
+                || !(schema.get("source") instanceof Map<?, ?> source)
+                || !(source.get("tableName") instanceof String table) || table.isEmpty()) {
+            return null;
+        }
+        String op = OPS.get(vendorOp);
+        String dbType = optionalText(source, "dbType");
+        String database = optionalText(source, "dbName");
+        String schemaName = optionalText(source, "schemaName");
+        if (op == null || dbType == null && source.get("dbType") != null
+                || database == null && source.get("dbName") != null
+                || schemaName == null && source.get("schemaName") != null) {
+            return null;
+        }
+        Object sequenceField = payload.get("sequenceId");
+        String sequence = sequence(sequenceField);
+        Object scn = payload.get("scn");
+        String position = scn instanceof String s ? (s.equalsIgnoreCase("null") ? null : s)
+                : scn instanceof Json.Num n ? n.text() : null;
+        if (sequence == null && sequenceField != null && !emptySequence(sequenceField)
+                || position == null && scn != null && !(scn instanceof String)) {
+            return null;
+        }
+        if (!(payload.get("timestamp") instanceof Map<?, ?> stamp)) {
+            return null; // no event time: Python fills one in and warns
+        }
+        Long eventTime = epochMillis(stamp.get("eventTime"));
+        Long producedTime = epochMillis(stamp.get("systemTime"));
+        if (eventTime == null || producedTime == null && stamp.get("systemTime") != null
+                && !unsetTime(stamp.get("systemTime"))) {
+            return null;
+        }
+        Map<String, String> declared = declaredTypes(schema.get("dataColumn"));
+        Map<?, ?> rawBefore = imageData(payload.get("before"));
+        Map<?, ?> rawAfter = imageData(payload.get("after"));
+        if (declared == null || rawBefore == UNREADABLE_IMAGE || rawAfter == UNREADABLE_IMAGE) {
+            return null;
+        }
+        // As in Python, both images are converted and searched for a row id whatever the op;
+        // the op then keeps the image(s) it uses.
+        Map<String, String> types = new LinkedHashMap<>();
+        Map<String, String> before = rawBefore == null ? null : image(rawBefore, declared, types);
+        Map<String, String> after = rawAfter == null ? null : image(rawAfter, declared, types);
+        List<String> keys = keyColumns(schema.get("primaryKey"), rawAfter, rawBefore);
+        if (rawBefore != null && before == null || rawAfter != null && after == null || keys == null) {
+            return null;
+        }
+        if (op.equals("INSERT")) {
+            before = null;
+        } else if (op.equals("DELETE")) {
+            after = null;
+        }
+        if ((op.equals("DELETE") ? before : after) == null || op.equals("UPDATE") && before == null) {
+            return null; // a missing image (Python rejects it) or one half of a two-message update
+        }
+        Set<String> present = new HashSet<>();
+        for (Map<String, String> kept : Arrays.asList(before, after)) {
+            if (kept != null) {
+                present.addAll(kept.keySet());
+            }
+        }
+        types.keySet().retainAll(present);
+        String rowKey = Rows.keyOf(op.equals("DELETE") ? before : after, keys);
+        if (!keys.isEmpty() && rowKey == null) {
+            return null; // Python rejects it (MISSING_KEY)
+        }
+        return Rows.change(op, new Rows.Table(dbType, database, schemaName, table), keys, rowKey,
+                before, after, after != null, new Rows.Lineage(eventTime, sequence, position, null),
+                types, producedTime);
+    }
+
+    /** {@code image_data}: {@code <side>.dataColumn}, null when absent; UNREADABLE_IMAGE to decline. */
+    private static Map<?, ?> imageData(Object holder) {
+        if (holder == null) {
+            return null;
+        }
+        if (!(holder instanceof Map<?, ?> side)) {
+            return UNREADABLE_IMAGE;
+        }
+        Object data = side.get("dataColumn");
+        return data == null ? null : data instanceof Map<?, ?> row ? row : UNREADABLE_IMAGE;
+    }
+
+    private static String optionalText(Map<?, ?> object, String name) {
+        return object.get(name) instanceof String text ? text : null;
+    }
+
+    /** {@code declared_types(upper=True)}: column -> type name; null to decline. */
+    private static Map<String, String> declaredTypes(Object columns) {
+        if (columns == null) {
+            return Map.of();
+        }
+        if (!(columns instanceof List<?> list)) {
+            return null;
+        }
+        Map<String, String> declared = new LinkedHashMap<>();
+        for (Object column : list) {
+            if (!(column instanceof Map<?, ?> entry) || !(entry.get("name") instanceof String name)) {
+                return null;
+            }
+            Object type = entry.get("type");
+            if (type != null && !(type instanceof String)) {
+                return null;
+            }
+            String text = type == null ? "" : (String) type;
+            if (!isAscii(text)) {
+                return null;
+            }
+            declared.put(name, text.toUpperCase(Locale.ROOT));
+        }
+        return declared;
+    }
+
+    /** {@code key_columns}: the declared key, else a vendor row id the images carry; null to decline. */
+    private static List<String> keyColumns(Object declared, Map<?, ?> after, Map<?, ?> before) {
+        if (declared instanceof String name) {
+            return name.isEmpty() ? null : List.of(name);
+        }
+        if (declared != null && !(declared instanceof List<?>)) {
+            return null;
+        }
+        if (declared instanceof List<?> names && !names.isEmpty()) {
+            List<String> keys = new ArrayList<>(names.size());
+            for (Object name : names) {
+                if (!(name instanceof String text)) {
+                    return null;
+                }
+                keys.add(text);
+            }
+            return keys;
+        }
+        for (String rowId : ROW_ID_COLUMNS) {
+            if (after != null && after.containsKey(rowId) || before != null && before.containsKey(rowId)) {
+                return List.of(rowId);
+            }
+        }
+        return List.of();
+    }
+
+    /** {@code convert_image} under DataWorks' type rules; null when a value must be declined. */
+    private static Map<String, String> image(Map<?, ?> data, Map<String, String> declared,
+                                             Map<String, String> types) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> entry : data.entrySet()) {
+            String column = (String) entry.getKey();
+            Object value = entry.getValue();
+            String type = declared.get(column);
+            boolean typed = type != null && TYPES.contains(type); // Set.of(...) throws on null
+            String text = null;
+            if (value != null) {
+                text = typed ? convert(type, value) : Json.textOf(value);
+                if (text == null) {
+                    return null;
+                }
+            }
+            if (typed) {
+                types.put(column, LOGICAL.get(type));
+            }
+            out.put(column, text);
+        }
+        return out;
+    }
+
+    /** One value's canonical text under its declared type; null when Python would warn (declined). */
+    private static String convert(String type, Object value) {
+        String text = value instanceof String s ? s : value instanceof Json.Num n ? n.text() : null;
+        switch (type) {
+            case "LONG":
+                if (value instanceof Boolean flag) {
+                    return flag ? "1" : "0";
+                }
+                return text != null && LONG_TEXT.matcher(text).matches() ? Long.toString(Long.parseLong(text)) : null;
+            case "BOOLEAN":
+                if (value instanceof Boolean flag) {
+                    return flag.toString();
+                }
+                if (text == null || !isAscii(text)) {
+                    return null;
+                }
+                return switch (text.strip().toLowerCase(Locale.ROOT)) {
+                    case "1", "true", "t", "yes", "y", "on" -> "true";
+                    case "0", "false", "f", "no", "n", "off" -> "false";
+                    default -> null;
+                };
+            case "DATE":
+                return text != null && EPOCH_MILLIS.matcher(text).matches() ? isoFromEpochMillis(text) : null;
+            case "BYTES":
+                return value instanceof String s ? base64(s) : null;
+            default: // DOUBLE, STRING: the value as written
+                return Json.textOf(value);
+        }
+    }
+
+    /** {@code iso_utc_from_epoch_text(text, "ms")}; null beyond year 9999. */
+    private static String isoFromEpochMillis(String digits) {
+        long millis = Long.parseLong(digits);
+        if (millis > MAX_MILLIS) {
+            return null;
+        }
+        LocalDateTime moment = LocalDateTime.ofEpochSecond(millis / 1000, 0, ZoneOffset.UTC);
+        String iso = String.format(Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d", moment.getYear(),
+                moment.getMonthValue(), moment.getDayOfMonth(), moment.getHour(), moment.getMinute(),
+                moment.getSecond());
+        int fraction = (int) (millis % 1000);
+        if (fraction == 0) {
+            return iso + "Z";
+        }
+        String three = String.format(Locale.ROOT, "%03d", fraction);
+        int end = three.length();
+        while (three.charAt(end - 1) == '0') {
+            end--;
+        }
+        return iso + "." + three.substring(0, end) + "Z";
+    }
+
+    /** {@code strict_base64}: valid base64 text, re-encoded; null otherwise. */
+    private static String base64(String text) {
+        if (text.length() % 4 != 0 || !BASE64.matcher(text).matches()) {
+            return null;
+        }
+        try {
+            return Base64.getEncoder().encodeToString(Base64.getDecoder().decode(text));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** {@code times}: epoch milliseconds as microseconds; null when absent, unset (below 0) or to decline. */
+    private static Long epochMillis(Object value) {
+        if (!(value instanceof Json.Num n) || !n.integer() || !EPOCH_MILLIS.matcher(n.text()).matches()) {
+            return null;
+        }
+        long millis = Long.parseLong(n.text());
+        return millis > MAX_MILLIS ? null : millis * 1000L;
+    }
+
+    /** A time Python reads as unset: a negative integer (DataWorks' -1 on full-load rows). */
+    private static boolean unsetTime(Object value) {
+        return value instanceof Json.Num n && n.integer() && NEGATIVE_INTEGER.matcher(n.text()).matches()
+                && !n.text().chars().skip(1).allMatch(c -> c == '0');
+    }
+
+    /** {@code sortable_sequence}: digits zero-padded to 20, other text as is; null to decline. */
+    private static String sequence(Object value) {
+        String text = value instanceof String s ? s : value instanceof Json.Num n && n.integer() ? n.text() : null;
+        if (text == null || text.isEmpty() || !isAscii(text) || !text.strip().equals(text)
+                || text.equalsIgnoreCase("null")) {
+            return null;
+        }
+        if (text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            String digits = text.replaceFirst("^0+", "");
+            digits = digits.isEmpty() ? "0" : digits;
+            return digits.length() >= 20 ? digits : "0".repeat(20 - digits.length()) + digits;
+        }
+        return text;
+    }
+
+    /** A sequence that {@code sortable_sequence} reads as none: "" or "null" (any case). */
+    private static boolean emptySequence(Object value) {
+        return value instanceof String s && (s.isEmpty() || s.equalsIgnoreCase("null"));
+    }
+
+    private static boolean isAscii(String text) {
+        return text.chars().allMatch(c -> c < 0x80);
+    }
+}
