@@ -85,7 +85,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -110,6 +109,7 @@ from spark_jobs.logical_types import (
     spark_type,
     widen,
 )
+from spark_jobs.session import REUSED
 from spark_jobs.tables import CHANGELOG, ensure_tables, in_catalog
 
 STAGE = "compact"
@@ -898,7 +898,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         fold_input = fast.unionByName(slow)
     else:
         fold_input = fast
-    results = fold_events(fold_input).persist(StorageLevel.MEMORY_AND_DISK)
+    results = fold_events(fold_input).persist(REUSED)
     try:
         columns = check_values(spark, table, results, columns)
         merge_source = _typed_source(results, columns)
@@ -939,7 +939,7 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     options = options or CompactionOptions()
     ensure_tables(spark)
     changes = spark.table(changelog).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
-    changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
+    changes = changes.persist(REUSED)
     summary = CompactionSummary(hour, run_id)
     try:
         sources: list[SourceTable] = sorted(
@@ -948,7 +948,7 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             ).distinct().collect()},
             key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
-        events = change_events(changes).persist(StorageLevel.MEMORY_AND_DISK)
+        events = change_events(changes).persist(REUSED)
         declared_all: dict[SourceTable, dict[str, str | None]] | None
         try:
             declared_all = declared_columns(changes)

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -39,6 +38,7 @@ from spark_jobs import gate_frames
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, tombstone_table_name
 from spark_jobs.publish import current_tables, has_branch
+from spark_jobs.session import REUSED
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ class GateRunner:
         from great_expectations.core.run_identifier import RunIdentifier
 
         checkpoint = self._checkpoint(suite)
-        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        frame = frame.persist(REUSED)
         try:
             result = checkpoint.run(
                 batch_parameters={"dataframe": frame}, expectation_parameters=dict(parameters),

@@ -29,16 +29,9 @@ from spark_jobs.formats.base import FormatOptions
 FUNCTION = "cdclake_fast_decode"
 # The operator's switch: "false" sends every message to the Python decoders.
 SWITCH = "spark.cdclake.decode.fastPath"
-JAVA_CLASS = "cdclake.jvm.FastDecode"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
 FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json",
                           "dataworks_json"})
-# What FastDecode returns: an array of these (Rows.SCHEMA_DDL in the jar).
-RESULT_DDL = ("array<struct<op string, db_type string, database string, schema_name string, "
-              "table_name string, primary_key_columns array<string>, row_key string, "
-              "before map<string,string>, after map<string,string>, after_is_full boolean, "
-              "column_types map<string,string>, event_time bigint, produced_time bigint, "
-              "source_sequence string, source_position string, transaction_id string>>")
 # Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (decoding.MIN/MAX_MICROS).
 _MIN_MICROS, _MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999
 
@@ -65,7 +58,9 @@ def register(spark: SparkSession) -> bool:
     """Register ``cdclake_fast_decode`` in ``spark``; False (and a warning) without the jar."""
     try:
         if not spark.catalog.functionExists(FUNCTION):
-            spark.udf.registerJavaFunction(FUNCTION, JAVA_CLASS, RESULT_DDL)
+            # FastDecode.register declares its type (an array of Rows.SCHEMA_DDL structs) and
+            # marks it nondeterministic, so that Spark evaluates it once per message.
+            spark._jvm.cdclake.jvm.FastDecode.register(spark._jsparkSession, FUNCTION)  # type: ignore[union-attr]
     except Exception as exc:  # the class is missing: set-up did not build the jar
         _log.warning("JVM fast path unavailable (%s: %s); every message is decoded in Python. "
                      "Run scripts/setup.sh to build it.", type(exc).__name__, str(exc)[:200])
@@ -100,8 +95,7 @@ def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str) -
     """The outcome records (``decode_spark.OUTCOME_SCHEMA``) of the messages the fast path decoded:
     their change rows (``record_index`` each row's place), lineage from the message, the rest as a
     Python decoder leaves it."""
-    rows = tried.where(F.col("_fast").isNotNull()).select(
-        "*", F.posexplode("_fast").alias("_index", "_row"))
+    rows = tried.select("*", F.posexplode("_fast").alias("_index", "_row"))  # none for null
     fast = F.col("_row")
     stamp = kafka_millis("timestamp")
     none = F.lit(None)

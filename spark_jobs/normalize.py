@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -31,6 +30,7 @@ from spark_jobs.decode_spark import (
     paired_updates,
 )
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
+from spark_jobs.session import REUSED
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
 
 if TYPE_CHECKING:
@@ -195,8 +195,8 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     # Decoded once, and the update pairs merged once: stats, changelog and quarantine all read
     # these two persisted frames, and the stats are computed once (written from what was
     # collected), so no Python decoder or pairing pass runs twice.
-    outcomes = decode_outcomes(raw, formats).persist(StorageLevel.MEMORY_AND_DISK)
-    paired = paired_updates(outcomes).persist(StorageLevel.MEMORY_AND_DISK)
+    outcomes = decode_outcomes(raw, formats).persist(REUSED)
+    paired = paired_updates(outcomes).persist(REUSED)
     seconds: dict[str, float] = {}
     try:
         with _timed(seconds, "decode_pair_stats"):

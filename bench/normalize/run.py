@@ -193,15 +193,15 @@ def _time_write_modes(spark: SparkSession, stored: DataFrame, formats: dict) -> 
     each file holds a slice of the tables), ``hash`` (one shuffle partition per landing hour, split
     by AQE only when large; each task sorted) and ``none`` (no shuffle; each input task writes its
     rows sorted, every file spanning all tables)."""
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     from spark_jobs.decode_spark import decode_outcomes
     from spark_jobs.normalize import changelog_rows
+    from spark_jobs.session import REUSED
     from spark_jobs.tables import CHANGELOG, TABLES, in_catalog
 
     order = next(o for name, _c, _p, o in TABLES if name == CHANGELOG)
-    outcomes = decode_outcomes(stored, formats).persist(StorageLevel.MEMORY_AND_DISK)
+    outcomes = decode_outcomes(stored, formats).persist(REUSED)
     rows = changelog_rows(outcomes, HOUR, "bench")
     start = time.perf_counter()
     count = rows.count()

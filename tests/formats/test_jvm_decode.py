@@ -185,7 +185,7 @@ OMS_MESSAGES: list[tuple[str, bytes, bool]] = [
     ("negative zero decimal", _oms_with(_oms(), postStruct={"id": 3, "z": -0.0}), False),
 ]
 def _dataworks(op: str = "INSERT", before: dict[str, Any] | None = None,
-               after: dict[str, Any] | None = None, columns: dict[str, str] | None = None,
+               after: dict[str, Any] | None = None, columns: dict[str, Any] | None = None,
                primary_key: Any = ("id",), **payload: Any) -> dict[str, Any]:
     """A DataWorks message (``columns``: column -> DataWorks type)."""
     columns = columns or {"id": "LONG", "name": "STRING", "amount": "DOUBLE", "ok": "BOOLEAN",

@@ -3,7 +3,10 @@ package cdclake.jvm;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF3;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
 
 /**
  * The JVM fast path of decoding, as a Spark SQL function:
@@ -36,6 +39,17 @@ public final class FastDecode implements UDF3<String, byte[], String, List<Row>>
             "canal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
             "drs_json", (value, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
             "cloudcanal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
+
+    /**
+     * Registers the function in {@code spark} as {@code name}, marked nondeterministic although it
+     * is not: Spark then evaluates it once per message. A deterministic function is copied into
+     * every filter the optimizer pushes below it or infers (the test that sends declined
+     * messages to Python, {@code posexplode}'s non-empty test), so it ran up to three times.
+     */
+    public static void register(SparkSession spark, String name) {
+        DataType rows = DataType.fromDDL("array<struct<" + Rows.SCHEMA_DDL + ">>");
+        spark.udf().register(name, functions.udf(new FastDecode(), rows).asNondeterministic());
+    }
 
     private static List<Row> one(Row row) {
         return row == null ? null : List.of(row);
