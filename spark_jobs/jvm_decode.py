@@ -1,7 +1,7 @@
 """The JVM fast path of decoding: a format's common shape decoded in Spark's JVM, no Python.
 
 The Python decoders (``spark_jobs/formats/``) stay the reference. ``jvm/src/cdclake/jvm/`` holds a
-Spark SQL function, ``cdclake_fast_decode(format, value, source_timezone)``, whose decoders take
+Spark SQL function, ``cdclake_fast_decode(format, value, key, source_timezone)``, whose decoders take
 only the plain, common shape of their format and return exactly the Python decoder's change rows
 for it (several for a Canal-family message of several rows); for
 anything else they return null (they *decline*) and the message goes to the Python decoder,
@@ -31,7 +31,7 @@ FUNCTION = "cdclake_fast_decode"
 SWITCH = "spark.cdclake.decode.fastPath"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
 FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json",
-                          "dataworks_json"})
+                          "dataworks_json", "debezium_json"})
 # Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (decoding.MIN/MAX_MICROS).
 _MIN_MICROS, _MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999
 
@@ -87,7 +87,7 @@ def with_fast_rows(source: DataFrame, topics: dict[str, tuple[str, str, int]]) -
     eligible = (spec.isNotNull() & F.col("value").isNotNull()
                 & (F.octet_length("value") <= spec["n"])
                 & (F.col("timestamp").isNull() | micros.between(_MIN_MICROS, _MAX_MICROS)))
-    fast = F.when(eligible, F.call_udf(FUNCTION, spec["f"], F.col("value"), spec["z"]))
+    fast = F.when(eligible, F.call_udf(FUNCTION, spec["f"], F.col("value"), F.col("key"), spec["z"]))
     return source.withColumn("_fast", fast).withColumn("_fast_format", spec["f"])
 
 

@@ -301,6 +301,94 @@ DATAWORKS_MESSAGES: list[tuple[str, bytes, bool]] = [
 ]
 
 
+def _debezium(op: str = "c", before: Any = None, after: Any = "row", **fields: Any) -> dict[str, Any]:
+    """A schemaless Debezium MySQL change (``source`` fields overridden by ``source=...``)."""
+    row = {"id": 1005, "name": "Sarah", "balance": "12345678901234567890.123456789",
+           "visits": 18446744073709551615, "score": 1.2510357e7, "vip": True, "note": None}
+    source = {"version": "2.5.0.Final", "connector": "mysql", "name": "dbserver1",
+              "ts_ms": 1624614713000, "snapshot": "false", "db": "inventory", "table": "customers",
+              "server_id": 223344, "gtid": "1c0d2e0f-1111-11ec-8000-0242ac110002:1017",
+              "file": "mysql-bin.000004", "pos": 484, "row": 0, "thread": 12, "query": None}
+    source.update(fields.pop("source", {}))
+    doc = {"before": before, "after": row if after == "row" else after, "source": source, "op": op,
+           "ts_ms": 1624614713201, "transaction": None}
+    doc.update(fields)
+    return doc
+
+
+_PG_SOURCE = {"connector": "postgresql", "db": "postgres", "schema": "public", "table": "t",
+              "ts_ms": 1700000000123, "ts_us": 1700000000123456, "ts_ns": 1700000000123456000,
+              "lsn": 24023128, "txId": 555, "snapshot": "false", "file": None, "server_id": None}
+_DBZ_ROW = {"id": 1, "v": "x"}
+DEBEZIUM_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert, no key", _text(_debezium()), True),
+    ("insert, keyed", _text(_debezium()), True),
+    ("update, keyed", _text(_debezium("u", before=_DBZ_ROW, after={**_DBZ_ROW, "v": "y"})), True),
+    ("update, no before, keyed", _text(_debezium("u", after=_DBZ_ROW)), True),
+    ("update, no before, no key", _text(_debezium("u", after=_DBZ_ROW)), False),
+    ("delete, keyed", _text(_debezium("d", before=_DBZ_ROW, after=None)), True),
+    ("delete, no before, keyed", _text(_debezium("d", before=None, after=None)), True),
+    ("delete, no before, no key", _text(_debezium("d", before=None, after=None)), False),
+    ("delete, empty after", _text(_debezium("d", before=_DBZ_ROW, after={})), True),
+    ("snapshot read", _text(_debezium("r", source={"snapshot": "true"})), True),
+    ("mysql create flagged snapshot", _text(_debezium("c", source={"snapshot": "last"})), True),
+    ("mysql create, snapshot true", _text(_debezium("c", source={"snapshot": True})), True),
+    ("upper-case op", _text(_debezium("U", before=_DBZ_ROW, after=_DBZ_ROW)), True),
+    ("insert, empty before", _text(_debezium(before={})), True),
+    ("insert, empty after", _text(_debezium(after={})), False),
+    ("insert, null after", _text(_debezium(after=None)), False),
+    ("key not in the image", _text(_debezium(after={"v": "x"})), True),
+    ("key with a null value", _text(_debezium()), True),
+    ("key as a bare number", _text(_debezium()), False),
+    ("key with a schema", _text(_debezium()), False),
+    ("key not JSON", _text(_debezium()), False),
+    ("key an empty object", _text(_debezium()), True),
+    ("Flink CDC key", _text(_debezium()), False),
+    ("postgresql, ts_ns, ts_us, lsn, txId", _text(_debezium(source=_PG_SOURCE)), True),
+    ("ts_ns a whole millisecond, ts_us finer", _text(_debezium(source={
+        **_PG_SOURCE, "ts_ns": 1700000000123000000, "ts_us": 1700000000123456})), True),
+    ("transaction block", _text(_debezium(transaction={"id": "tx:77", "total_order": 1})), True),
+    ("transaction block without id", _text(_debezium(transaction={"total_order": 1})), True),
+    ("Flink snapshot: empty file, pos 0",
+     _text(_debezium(source={"file": "", "pos": 0, "gtid": None})), True),
+    ("source ts_ms 0", _text(_debezium(source={"ts_ms": 0})), False),
+    ("source ts_ms as text", _text(_debezium(source={"ts_ms": "1624614713000"})), False),
+    ("source ts_ms beyond 9999", _text(_debezium(source={"ts_ms": 999999999999999})), False),
+    ("envelope ts_ms missing", _text({k: v for k, v in _debezium().items() if k != "ts_ms"}), True),
+    ("envelope ts_ms 0", _text(_debezium(ts_ms=0)), True),
+    ("no source table", _text(_debezium(source={"table": None})), False),
+    ("schema a number", _text(_debezium(source={"schema": 5})), False),
+    ("gtid a boolean", _text(_debezium(source={"gtid": True})), False),
+    ("connector in capitals", _text(_debezium(source={"connector": "MySQL"})), False),
+    ("sqlserver connector", _text(_debezium(source={"connector": "sqlserver"})), False),
+    ("mongodb connector", _text(_debezium(source={"connector": "mongodb"})), False),
+    ("image as text (MongoDB)", _text(_debezium(after='{"_id": 1}')), False),
+    ("placeholder value", _text(_debezium(after={"id": 1, "t": "__debezium_unavailable_value"})), False),
+    ("array value", _text(_debezium(after={"id": 1, "a": [1, 2]})), False),
+    ("variable-scale decimal", _text(_debezium(after={"id": 1, "d": {"scale": 2, "value": "AQ=="}})), False),
+    ("cells", _text(_debezium(after={"id": {"value": 1, "set": True}})), False),
+    ("decimals, exponents, negative zero as written", b'{"before":null,"after":{"id":1,"a":1.50,'
+     b'"b":-0.0,"c":1E+400,"d":-0,"e":"caf\u00e9 \ud83d\ude00"},"source":{"connector":"mysql",'
+     b'"db":"d","table":"t","ts_ms":1},"op":"c"}', True),
+    ("repeated column name", b'{"before":null,"after":{"id":1,"a":"x","a":"y"},"source":'
+     b'{"connector":"mysql","db":"d","table":"t","ts_ms":1},"op":"c"}', True),
+    ("schema envelope", _text({"schema": {"type": "struct"}, "payload": _debezium()}), False),
+    ("truncate", _text(_debezium("t", after=None)), False),
+    ("message", _text(_debezium("m", after=None)), False),
+    ("tombstone", b"null", False),
+    ("transaction event", _text({"status": "BEGIN", "id": "x", "event_count": None}), False),
+]
+MESSAGE_KEYS = {"debezium_json": {
+    "insert, keyed": b'{"id":1005}', "update, keyed": b'{"id":1}', "update, no before, keyed": b'{"id":1}',
+    "delete, keyed": b'{"id":1}', "delete, no before, keyed": b'{"id":1}',
+    "delete, empty after": b'{"id":1}', "key not in the image": b'{"id":7}',
+    "key with a null value": b'{"id":null}', "key as a bare number": b"27",
+    "key with a schema": b'{"schema":{"type":"struct"},"payload":{"id":1005}}', "key not JSON": b"\xff",
+    "key an empty object": b"{}", "Flink CDC key": b'{"TableId":"inventory.customers","id":1005}',
+    "upper-case op": b'{"id":1}', "postgresql, ts_ns, ts_us, lsn, txId": b'{"id":1005}',
+}}
+
+
 def _canal(kind: str = "INSERT", types: dict[str, str] | None = None,
            rows: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
     """A Canal flat message of one typed row (``types``: column -> mysqlType)."""
@@ -408,7 +496,7 @@ CLOUDCANAL_MESSAGES: list[tuple[str, bytes, bool]] = [
 ]
 FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES, "canal_json": CANAL_MESSAGES,
                    "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES,
-                   "dataworks_json": DATAWORKS_MESSAGES}
+                   "dataworks_json": DATAWORKS_MESSAGES, "debezium_json": DEBEZIUM_MESSAGES}
 
 
 def test_every_fast_format_has_its_tricky_messages() -> None:
@@ -421,8 +509,9 @@ def test_every_fast_format_has_its_tricky_messages() -> None:
 @pytest.mark.parametrize("format_id", sorted(FORMAT_MESSAGES))
 def test_plain_and_tricky_messages_decode_the_same_on_both_paths(spark, format_id) -> None:
     messages = FORMAT_MESSAGES[format_id]
-    records: list[tuple] = [(f"m{n}", 0, n, STAMP, None, value)
-                            for n, (_label, value, _taken) in enumerate(messages)]
+    keys = MESSAGE_KEYS.get(format_id, {})
+    records: list[tuple] = [(f"m{n}", 0, n, STAMP, keys.get(label), value)
+                            for n, (label, value, _taken) in enumerate(messages)]
     big = messages[0][1][:-1] + b', "pad": "' + b"x" * 2000 + b'"}'
     records.append(("m-big", 0, 999, STAMP, None, big))
     records.append(("m-none", 1, 5, None, None, messages[0][1]))
@@ -441,11 +530,12 @@ def test_each_message_is_taken_or_declined_as_its_shape_says(spark, format_id) -
 
     messages = FORMAT_MESSAGES[format_id]
     assert jvm_decode.register(spark)
-    frame = spark.createDataFrame([(label, value) for label, value, _ in messages],
-                                  "label string, value binary")
+    keys = MESSAGE_KEYS.get(format_id, {})
+    frame = spark.createDataFrame([(label, value, keys.get(label)) for label, value, _ in messages],
+                                  "label string, value binary, key binary")
     got = {row["label"]: row["taken"] for row in frame.select(
-        "label", F.call_udf(jvm_decode.FUNCTION, F.lit(format_id), F.col("value"), F.lit("UTC"))
-        .isNotNull()
+        "label", F.call_udf(jvm_decode.FUNCTION, F.lit(format_id), F.col("value"), F.col("key"),
+                            F.lit("UTC")).isNotNull()
         .alias("taken")).collect()}
     assert got == {label: taken for label, _value, taken in messages}
 
@@ -485,7 +575,10 @@ def test_a_topic_with_per_table_options_stays_on_the_python_path() -> None:
     assert takes_topic("canal_json", FormatOptions(source_table="d.t", max_value_bytes=10))
     assert not takes_topic("canal_json", FormatOptions(binary_encoding="hex"))
     assert not takes_topic("drs_json", FormatOptions(update_images_swapped=True))
-    assert not takes_topic("debezium_json", FormatOptions())
+    assert takes_topic("debezium_json", FormatOptions())
+    assert not takes_topic("debezium_json", FormatOptions(flattened=True))
+    assert not takes_topic("debezium_json", FormatOptions(unavailable_value_placeholder="n/a"))
+    assert not takes_topic("drs_mongo", FormatOptions())
     assert not takes_topic("auto", FormatOptions())
 
 

@@ -4,13 +4,13 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.api.java.UDF3;
+import org.apache.spark.sql.api.java.UDF4;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
 
 /**
  * The JVM fast path of decoding, as a Spark SQL function:
- * {@code cdclake_fast_decode(format, value, source_timezone)}, an array of change rows (several for
+ * {@code cdclake_fast_decode(format, value, key, source_timezone)}, an array of change rows (several for
  * the multi-row messages of the Canal family).
  *
  * <p>The Python decoders ({@code spark_jobs/formats/}) are the reference and decide every case; a
@@ -24,21 +24,22 @@ import org.apache.spark.sql.types.DataType;
  * <p>The registry of the formats with a fast path: {@link #DECODERS}, named like the Python
  * registry ({@code spark_jobs/formats/__init__.py}).
  */
-public final class FastDecode implements UDF3<String, byte[], String, List<Row>> {
+public final class FastDecode implements UDF4<String, byte[], byte[], String, List<Row>> {
     private static final long serialVersionUID = 1L;
 
     /** One format's fast path: the change rows of {@code value}, or null to decline. */
     interface Decoder {
-        List<Row> decode(byte[] value, String zone);
+        List<Row> decode(byte[] value, byte[] key, String zone);
     }
 
     static final Map<String, Decoder> DECODERS = Map.of(
-            "maxwell_json", (value, zone) -> one(MaxwellJson.decode(value)),
-            "oms_default", (value, zone) -> one(OmsDefault.decode(value)),
-            "dataworks_json", (value, zone) -> one(DataWorksJson.decode(value)),
-            "canal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
-            "drs_json", (value, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
-            "cloudcanal_json", (value, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
+            "maxwell_json", (value, key, zone) -> one(MaxwellJson.decode(value)),
+            "oms_default", (value, key, zone) -> one(OmsDefault.decode(value)),
+            "dataworks_json", (value, key, zone) -> one(DataWorksJson.decode(value)),
+            "debezium_json", (value, key, zone) -> one(DebeziumJson.decode(value, key)),
+            "canal_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
+            "drs_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
+            "cloudcanal_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
 
     /**
      * Registers the function in {@code spark} as {@code name}, marked nondeterministic although it
@@ -56,13 +57,13 @@ public final class FastDecode implements UDF3<String, byte[], String, List<Row>>
     }
 
     @Override
-    public List<Row> call(String format, byte[] value, String zone) {
+    public List<Row> call(String format, byte[] value, byte[] key, String zone) {
         Decoder decoder = format == null ? null : DECODERS.get(format);
         if (decoder == null || value == null) {
             return null;
         }
         try {
-            return decoder.decode(value, zone);
+            return decoder.decode(value, key, zone);
         } catch (RuntimeException e) {
             return null; // whatever surprised the fast path, the reference decoder decides
         }
