@@ -17,17 +17,18 @@ import org.apache.spark.sql.Row;
 /**
  * The fast path of {@code dataworks_json} ({@code spark_jobs/formats/dataworks_json.py} and
  * {@code _dataworks.py}, whose rules this repeats for the shape it takes). Taken: {@code
- * payload.op} INSERT, DELETE, or UPDATE_AFTER carrying both images (the one-message update);
- * {@code schema.source.tableName} non-empty text; {@code payload.timestamp.eventTime} set (epoch
+ * payload.op} INSERT, DELETE, UPDATE_AFTER carrying both images (the one-message update), and
+ * the halves of two-message updates (UPDATE_BEFOR, UPDATE_AFTER with one image each, paired in
+ * Spark by their pair key as the Python rows are); {@code schema.source.tableName} non-empty text; {@code payload.timestamp.eventTime} set (epoch
  * milliseconds, an integer); {@code schema.dataColumn} typed by DataWorks' six types (or
  * undeclared columns, kept as written); every value in the plain form of its type, so no
  * conversion warns; the key from {@code schema.primaryKey}, else a vendor row id column. Declined
- * (to the Python decoder): everything else, the halves of two-message updates (paired in Spark
- * by the Python rows' pair key), DDL, TRUNCATE, controls, full-load rows without an event time.
+ * (to the Python decoder): everything else, DDL, TRUNCATE, controls, full-load rows without an
+ * event time.
  */
 final class DataWorksJson {
-    private static final Map<String, String> OPS = Map.of(
-            "INSERT", "INSERT", "UPDATE_AFTER", "UPDATE", "DELETE", "DELETE");
+    private static final Map<String, String> OPS = Map.of("INSERT", "INSERT", "UPDATE_AFTER", "UPDATE",
+            "UPDATE_BEFOR", "UPDATE", "UPDATE_BEFORE", "UPDATE", "DELETE", "DELETE");
     /** {@code _dataworks.ROW_ID_COLUMNS}: a keyless table's identity, in this order. */
     private static final List<String> ROW_ID_COLUMNS =
             List.of("#alibaba_rds_row_id#", "__#alibaba_rds_row_id#__", "rowid", "ROWID");
@@ -102,8 +103,20 @@ final class DataWorksJson {
         } else if (op.equals("DELETE")) {
             after = null;
         }
-        if ((op.equals("DELETE") ? before : after) == null || op.equals("UPDATE") && before == null) {
-            return null; // a missing image (Python rejects it) or one half of a two-message update
+        boolean beforeHalf = vendorOp.startsWith("UPDATE_BEFOR");
+        if ((op.equals("DELETE") || beforeHalf ? before : after) == null) {
+            return null; // a missing image: Python rejects it
+        }
+        String pairKey = null;
+        String pairRole = null;
+        if (op.equals("UPDATE") && (before == null || after == null) && sequenceField != null) {
+            // One half of a two-message update: paired with the other half by the pair key.
+            String id = Json.metadataText(sequenceField);
+            if (id == null) {
+                return null;
+            }
+            pairKey = "dataworks:" + (database == null ? "None" : database) + "." + table + ":" + id;
+            pairRole = after == null ? "BEFORE" : "AFTER";
         }
         Set<String> present = new HashSet<>();
         for (Map<String, String> kept : Arrays.asList(before, after)) {
@@ -112,13 +125,13 @@ final class DataWorksJson {
             }
         }
         types.keySet().retainAll(present);
-        String rowKey = Rows.keyOf(op.equals("DELETE") ? before : after, keys);
+        String rowKey = Rows.keyOf(op.equals("DELETE") || after == null ? before : after, keys);
         if (!keys.isEmpty() && rowKey == null) {
             return null; // Python rejects it (MISSING_KEY)
         }
         return Rows.change(op, new Rows.Table(dbType, database, schemaName, table), keys, rowKey,
                 before, after, after != null, new Rows.Lineage(eventTime, sequence, position, null),
-                types, producedTime);
+                types, producedTime, pairKey, pairRole);
     }
 
     /** {@code image_data}: {@code <side>.dataColumn}, null when absent; UNREADABLE_IMAGE to decline. */

@@ -18,7 +18,7 @@ final class Rows {
             + "row_key string, before map<string,string>, after map<string,string>, "
             + "after_is_full boolean, column_types map<string,string>, event_time bigint, "
             + "produced_time bigint, source_sequence string, source_position string, "
-            + "transaction_id string";
+            + "transaction_id string, pair_key string, pair_role string";
 
     /** Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (what a row can hold). */
     static final long MIN_MICROS = -62_135_596_800_000_000L;
@@ -59,8 +59,21 @@ final class Rows {
     static Row change(String op, Table table, List<String> keyColumns, String rowKey,
                       Map<String, String> before, Map<String, String> after, boolean afterIsFull,
                       Lineage lineage, Map<String, String> columnTypes, Long producedTime) {
+        return change(op, table, keyColumns, rowKey, before, after, afterIsFull, lineage, columnTypes,
+                producedTime, null, null);
+    }
+
+    /**
+     * A change row that is one half of a two-message update: {@code pairKey} names the pair and
+     * {@code pairRole} (BEFORE or AFTER) the half (Python's {@code _pair_key}/{@code _pair_role}).
+     */
+    static Row change(String op, Table table, List<String> keyColumns, String rowKey,
+                      Map<String, String> before, Map<String, String> after, boolean afterIsFull,
+                      Lineage lineage, Map<String, String> columnTypes, Long producedTime,
+                      String pairKey, String pairRole) {
         return RowFactory.create(op, table.dbType(), table.database(), table.schema(), table.name(),
                 keyColumns, rowKey, before, after, afterIsFull, columnTypes, lineage.eventTime(),
-                producedTime, lineage.sequence(), lineage.position(), lineage.transactionId());
+                producedTime, lineage.sequence(), lineage.position(), lineage.transactionId(),
+                pairKey, pairRole);
     }
 }
