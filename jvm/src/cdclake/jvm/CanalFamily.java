@@ -206,20 +206,7 @@ final class CanalFamily {
 
     /** {@code pkNames}: the key's column names ([] for none); null when malformed (declined). */
     private static List<String> keyColumns(Object value) {
-        if (value == null) {
-            return List.of();
-        }
-        if (!(value instanceof List<?> names)) {
-            return null;
-        }
-        List<String> keys = new ArrayList<>(names.size());
-        for (Object name : names) {
-            if (!(name instanceof String text)) {
-                return null;
-            }
-            keys.add(text);
-        }
-        return keys;
+        return value == null ? List.of() : Json.textList(value);
     }
 
     /** The declared columns by {@code mysqlType} name; null when one is not known here. */
@@ -261,7 +248,7 @@ final class CanalFamily {
     private static Column columnOf(String typeName) {
         String name = typeName.strip();
         Matcher match = SQL_TYPE.matcher(name);
-        if (name.isEmpty() || !isAscii(name) || !match.matches()) {
+        if (name.isEmpty() || !Rows.isAscii(name) || !match.matches()) {
             return null;
         }
         String base = match.group(1).strip().toLowerCase(Locale.ROOT);
@@ -546,9 +533,5 @@ final class CanalFamily {
         }
         String digits = Long.toString(Long.parseLong(text));
         return "0".repeat(20 - digits.length()) + digits;
-    }
-
-    private static boolean isAscii(String text) {
-        return text.chars().allMatch(c -> c < 0x80);
     }
 }

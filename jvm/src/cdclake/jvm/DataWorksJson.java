@@ -2,7 +2,6 @@ package cdclake.jvm;
 
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashSet;
@@ -66,11 +65,12 @@ final class DataWorksJson {
             return null;
         }
         Object sequenceField = payload.get("sequenceId");
-        String sequence = sequence(sequenceField);
+        String sequence = Rows.sortableSequence(sequenceField instanceof String text ? text
+                : sequenceField instanceof Json.Num n && n.integer() ? n.text() : null);
         Object scn = payload.get("scn");
         String position = scn instanceof String s ? (s.equalsIgnoreCase("null") ? null : s)
                 : scn instanceof Json.Num n ? n.text() : null;
-        if (sequence == null && sequenceField != null && !emptySequence(sequenceField)
+        if (sequence == null && sequenceField != null && !Rows.isNoSequence(sequenceField)
                 || position == null && scn != null && !(scn instanceof String)) {
             return null;
         }
@@ -168,7 +168,7 @@ final class DataWorksJson {
                 return null;
             }
             String text = type == null ? "" : (String) type;
-            if (!isAscii(text)) {
+            if (!Rows.isAscii(text)) {
                 return null;
             }
             declared.put(name, text.toUpperCase(Locale.ROOT));
@@ -185,14 +185,7 @@ final class DataWorksJson {
             return null;
         }
         if (declared instanceof List<?> names && !names.isEmpty()) {
-            List<String> keys = new ArrayList<>(names.size());
-            for (Object name : names) {
-                if (!(name instanceof String text)) {
-                    return null;
-                }
-                keys.add(text);
-            }
-            return keys;
+            return Json.textList(names);
         }
         for (String rowId : ROW_ID_COLUMNS) {
             if (after != null && after.containsKey(rowId) || before != null && before.containsKey(rowId)) {
@@ -239,7 +232,7 @@ final class DataWorksJson {
                 if (value instanceof Boolean flag) {
                     return flag.toString();
                 }
-                if (text == null || !isAscii(text)) {
+                if (text == null || !Rows.isAscii(text)) {
                     return null;
                 }
                 return switch (text.strip().toLowerCase(Locale.ROOT)) {
@@ -303,29 +296,5 @@ final class DataWorksJson {
     private static boolean unsetTime(Object value) {
         return value instanceof Json.Num n && n.integer() && NEGATIVE_INTEGER.matcher(n.text()).matches()
                 && !n.text().chars().skip(1).allMatch(c -> c == '0');
-    }
-
-    /** {@code sortable_sequence}: digits zero-padded to 20, other text as is; null to decline. */
-    private static String sequence(Object value) {
-        String text = value instanceof String s ? s : value instanceof Json.Num n && n.integer() ? n.text() : null;
-        if (text == null || text.isEmpty() || !isAscii(text) || !text.strip().equals(text)
-                || text.equalsIgnoreCase("null")) {
-            return null;
-        }
-        if (text.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            String digits = text.replaceFirst("^0+", "");
-            digits = digits.isEmpty() ? "0" : digits;
-            return digits.length() >= 20 ? digits : "0".repeat(20 - digits.length()) + digits;
-        }
-        return text;
-    }
-
-    /** A sequence that {@code sortable_sequence} reads as none: "" or "null" (any case). */
-    private static boolean emptySequence(Object value) {
-        return value instanceof String s && (s.isEmpty() || s.equalsIgnoreCase("null"));
-    }
-
-    private static boolean isAscii(String text) {
-        return text.chars().allMatch(c -> c < 0x80);
     }
 }

@@ -187,6 +187,21 @@ final class Json {
         return out;
     }
 
+    /** A JSON array of strings as a list; null for anything else (an element that is no string). */
+    static List<String> textList(Object value) {
+        if (!(value instanceof List<?> items)) {
+            return null;
+        }
+        List<String> out = new ArrayList<>(items.size());
+        for (Object item : items) {
+            if (!(item instanceof String text)) {
+                return null;
+            }
+            out.add(text);
+        }
+        return out;
+    }
+
     /** {@code _plain_json.plain_text} of text or a number; null for anything else (and null). */
     static String metadataText(Object value) {
         return value instanceof String || value instanceof Num ? textOf(value) : null;

@@ -60,7 +60,7 @@ final class OmsDefault {
         String dbType = texts[0];
         String db = texts[1];
         String table = texts[2];
-        if (table == null || table.isEmpty() || dbType != null && !isAscii(dbType)) {
+        if (table == null || table.isEmpty() || dbType != null && !Rows.isAscii(dbType)) {
             return null;
         }
         String tenant = null;
@@ -72,8 +72,9 @@ final class OmsDefault {
         }
         Long eventTime = eventTime(meta.get("timestamp"));
         Object sequenceField = meta.get("storeDataSequence");
-        String sequence = sequence(sequenceField);
-        if (eventTime == null || sequence == null && sequenceField != null && !emptySequence(sequenceField)) {
+        String sequence = Rows.sortableSequence(sequenceField instanceof String text ? text
+                : sequenceField instanceof Json.Num n ? n.text() : null);
+        if (eventTime == null || sequence == null && sequenceField != null && !Rows.isNoSequence(sequenceField)) {
             return null;
         }
         String transactionId = texts[4] != null && !texts[4].isEmpty() ? texts[4] : texts[5];
@@ -132,27 +133,5 @@ final class OmsDefault {
         long micros = Long.parseLong(match.group(1)) * 1_000_000L
                 + (fraction.isEmpty() ? 0 : Long.parseLong((fraction + "00000").substring(0, 6)));
         return micros > Rows.MAX_MICROS ? null : micros;
-    }
-
-    /** {@code sortable_sequence}: digits zero-padded to 20, other text as is; null to decline. */
-    private static String sequence(Object value) {
-        String text = value instanceof String s ? s : value instanceof Json.Num n ? n.text() : null;
-        if (text == null || text.isEmpty() || !isAscii(text) || !text.strip().equals(text)
-                || text.equalsIgnoreCase("null")) {
-            return null;
-        }
-        if (text.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            return text.length() >= 20 ? text : "0".repeat(20 - text.length()) + text;
-        }
-        return text;
-    }
-
-    /** A sequence that {@code sortable_sequence} reads as none: "" or "null" (any case). */
-    private static boolean emptySequence(Object value) {
-        return value instanceof String s && (s.isEmpty() || s.equalsIgnoreCase("null"));
-    }
-
-    private static boolean isAscii(String text) {
-        return text.chars().allMatch(c -> c < 0x80);
     }
 }

@@ -35,6 +35,33 @@ final class Rows {
     record Lineage(long eventTime, String sequence, String position, String transactionId) {
     }
 
+    /**
+     * {@code _sequence.sortable_sequence} of a vendor sequence's text: digits zero-padded to 20
+     * (leading zeros dropped first), other text as is; null to decline (text Python would strip
+     * or read as none, or not ASCII, where Python's digits and Java's differ).
+     */
+    static String sortableSequence(String text) {
+        if (text == null || text.isEmpty() || !isAscii(text) || !text.strip().equals(text)
+                || text.equalsIgnoreCase("null")) {
+            return null;
+        }
+        if (text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            String digits = text.replaceFirst("^0+", "");
+            digits = digits.isEmpty() ? "0" : digits;
+            return digits.length() >= 20 ? digits : "0".repeat(20 - digits.length()) + digits;
+        }
+        return text;
+    }
+
+    /** A sequence that {@code sortable_sequence} reads as none: "" or "null" (any case). */
+    static boolean isNoSequence(Object value) {
+        return value instanceof String s && (s.isEmpty() || s.equalsIgnoreCase("null"));
+    }
+
+    static boolean isAscii(String text) {
+        return text.chars().allMatch(c -> c < 0x80);
+    }
+
     /** {@code base.key_of}: the key values' JSON array, or null unless the image has every key column. */
     static String keyOf(Map<String, String> image, List<String> keys) {
         if (image == null || image.isEmpty() || keys.isEmpty()) {
