@@ -13,7 +13,7 @@ import datetime as dt
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +25,8 @@ from spark_jobs.decode_spark import (
     KIND_REJECTED,
     KIND_ROW,
     TopicFormat,
+    cached_outcomes,
     change_rows,
-    decode_outcomes,
     paired_updates,
 )
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
@@ -54,7 +54,7 @@ class NormalizeSummary:
     control_messages: int
     quarantined_messages: int
     change_rows: int
-    # Wall-clock seconds of each step (decode + pairing + stats, then the three writes): where an
+    # Wall-clock seconds of each step (decode, pairing + stats, then the three writes): where an
     # hour's time went, printed with the counts by the job and read by bench/normalize.
     step_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -192,14 +192,16 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
         # A fresh branch from main: a re-run of the hour starts from what analysts see.
         start_audit(spark, (CHANGELOG, QUARANTINE), hour)
     raw = spark.table(RAW_MESSAGES).where(hour_filter(hour))
-    # Decoded once, and the update pairs merged once: stats, changelog and quarantine all read
-    # these two persisted frames, and the stats are computed once (written from what was
-    # collected), so no Python decoder or pairing pass runs twice.
-    outcomes = decode_outcomes(raw, formats).persist(REUSED)
-    paired = paired_updates(outcomes).persist(REUSED)
     seconds: dict[str, float] = {}
-    try:
-        with _timed(seconds, "decode_pair_stats"):
+    # Decoded once (the cache is filled in the "decode" step), and the update pairs merged once:
+    # stats, changelog and quarantine all read the cached outcomes and pairs, and the stats are
+    # computed once (written from what was collected), so no decoder or pairing pass runs twice.
+    with ExitStack() as cache:
+        with _timed(seconds, "decode"):
+            outcomes = cache.enter_context(cached_outcomes(raw, formats))
+        paired = paired_updates(outcomes).persist(REUSED)
+        cache.callback(paired.unpersist)
+        with _timed(seconds, "pair_stats"):
             stats = run_stats(raw, outcomes, hour, run_id, paired)
             totals = reconcile(stats)
 
@@ -217,9 +219,6 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
                 _replace_hour(spark, quarantined, QUARANTINE, hour, branch)
         with _timed(seconds, "stats_write"):
             _replace_stats(spark, spark.createDataFrame(stats, spark.table(RUN_STATS).schema), hour)
-    finally:
-        paired.unpersist()
-        outcomes.unpersist()
 
     return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
                             total("control_messages"), total("quarantined_messages"), total("change_rows"),

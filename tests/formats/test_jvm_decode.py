@@ -1,7 +1,8 @@
 """The JVM fast path gives exactly the Python decoders' outcomes, and declines what it should.
 
-Every message is decoded twice in one Spark job per test: ``decode_outcomes`` with the fast path
-and without it (Python only, the reference); the two outcome tables must be equal, whole rows.
+Every message is decoded three times per test: ``decode_outcomes`` with the fast path and without
+it (Python only, the reference), and ``cached_outcomes`` (the normalize job's: each message decoded
+once, the JVM's rows cached); the three outcome tables must be equal, whole rows.
 """
 
 from __future__ import annotations
@@ -29,22 +30,28 @@ def _both_paths(spark, records: list[tuple], formats: dict[str, Any]) -> tuple[l
     from pyspark.sql import functions as F
 
     from spark_jobs import jvm_decode
-    from spark_jobs.decode_spark import decode_outcomes
+    from spark_jobs.decode_spark import cached_outcomes, decode_outcomes
 
     raw = spark.createDataFrame(records, RAW_DDL).repartition(2)
 
-    def collected(fast_path: bool) -> list[dict]:
-        outcomes = decode_outcomes(raw, formats, fast_path=fast_path)
+    def ordered(outcomes) -> list[dict]:
         rows = [r.asDict(recursive=True) for r in outcomes.collect()]
         return sorted(rows, key=lambda r: (r["msg_topic"], r["msg_offset"], r["record_index"] or 0,
                                            r["_kind"]))
 
+    def collected(fast_path: bool) -> list[dict]:
+        return ordered(decode_outcomes(raw, formats, fast_path=fast_path))
+
     assert jvm_decode.register(spark)
+    with cached_outcomes(raw, formats) as outcomes:
+        cached = ordered(outcomes)
+    with_fast = collected(True)
+    assert cached == with_fast
     fast = {t: (f.format_id, f.options.source_timezone, f.options.max_value_bytes)
             for t, f in formats.items() if jvm_decode.takes_topic(f.format_id, f.options)}
     taken = jvm_decode.with_fast_rows(raw.select("topic", "partition", "offset", "timestamp", "key",
                                                  "value"), fast).where(F.col("_fast").isNotNull()).count()
-    return collected(True), collected(False), taken
+    return with_fast, collected(False), taken
 
 
 def _topic_format(format_id: str, **options: Any) -> Any:
@@ -53,11 +60,11 @@ def _topic_format(format_id: str, **options: Any) -> Any:
     return TopicFormat(format_id, FormatOptions(**options))
 
 
-def test_every_fixture_of_a_fast_format_decodes_the_same_on_both_paths(spark) -> None:
+def test_every_fixture_decodes_the_same_on_both_paths(spark) -> None:
+    # Every format's fixtures, so that the topics without a fast path (all Python) are decoded
+    # beside the fast ones, as in the normalize job.
     records, formats = [], {}
     for case in all_cases():
-        if case.format_id not in FAST_FORMATS:
-            continue
         formats[case.id] = _topic_format(case.format_id, **case.options())
         keys = read_keys(case.keys_path) if case.keys_path else None
         for _line, message in read_messages(case.input_path, is_binary_format(case.format_id), keys,
