@@ -31,7 +31,7 @@ FUNCTION = "cdclake_fast_decode"
 SWITCH = "spark.cdclake.decode.fastPath"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
 FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json",
-                          "dataworks_json", "debezium_json"})
+                          "dataworks_json", "debezium_json", "drs_mongo"})
 # Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (decoding.MIN/MAX_MICROS).
 _MIN_MICROS, _MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999
 

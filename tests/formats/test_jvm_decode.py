@@ -515,9 +515,159 @@ CLOUDCANAL_MESSAGES: list[tuple[str, bytes, bool]] = [
     ("transaction end", _text({"entryType": "TRANSACTIONEND", "action": "INSERT", "db": "d",
                                "table": "t", "execTs": 1669789152000}), False),
 ]
+_OID = 'ObjectId("64650cf67dc36a464e76e583")'
+_WHERE = '{"_id": ' + _OID + "}"
+
+
+def _mongo(value: Any = '{"_id": ' + _OID + ', "c1": "baz", "tags": ["mongodb", "database", "NoSQL"]}',
+           op: str = "INSERT", record_type: str | None = "insert", **fields: Any) -> dict[str, Any]:
+    """A DRS DDS/MongoDB message (``value``: a shell-syntax document string)."""
+    doc = {"id": 256, "op": op, "dbType": "MongoDB", "db": "ljx", "coll": "ljx", "value": value,
+           "where": None, "recordType": record_type, "extra": record_type, "es": 1684315111439,
+           "ts": 1684315111576, "clusterTime": "1684344064:1"}
+    doc.update(fields)
+    return doc
+
+
+def _mongo_fields(body: str) -> bytes:
+    """An insert of ``{_id: 1, <body>}``."""
+    return _text(_mongo("{_id: 1, " + body + "}"))
+
+
+def _mongo_update(value: str, **fields: Any) -> bytes:
+    return _text(_mongo(value, "UPDATE", "update", **{"where": _WHERE, **fields}))
+
+
+def _mongo_without(name: str, **fields: Any) -> bytes:
+    return _text({k: v for k, v in _mongo(**fields).items() if k != name})
+
+
+MONGO_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("insert", _text(_mongo()), True),
+    ("insert, bare names and spaces",
+     _text(_mongo('{ _id :NumberLong( "42" ),\n\tname:"x", 12: true,\ufeff"e": "" }')), True),
+    ("unicode and escapes in strings and names", _text(_mongo(
+        '{"_id": 1, "caf\u00e9 \\"k\\"": "\\u00e9\\ud83d\\ude00 \U0001f600 \\x41\\v\\0\\/\\\''
+        '\\n\\t\\b\\f\\r", '
+        '"doc": {"k\\u0001\u00e9": "a\\"b\\\\c\\u001f\u007f\u2028", "": ""}}')), True),
+    ("lone surrogate escape", _mongo_fields('"a": "\\ud800"'), False),
+    ("bad escape", _mongo_fields('"a": "\\q"'), False),
+    ("integers: big, signed, leading zeros, -0", _mongo_fields(
+        '"a": 9223372036854775807, "b": -9223372036854775808, "c": 9223372036854775808, '
+        '"d": +7, "e": -007, "f": -0, "g": 123456789012345678901234567890, '
+        '"h": [007, -0, +5, 18446744073709551616]'), True),
+    ("decimals and exponents", _mongo_fields('"a": 0.1, "b": -12.500, "c": 1E+2, "d": 1.50e-5, "e": -0.0, '
+                                             '"f": 1e400000, "g": {"x": [2.50, -0E0, 1e-7]}'), True),
+    ("number 1. (no fraction digits)", _mongo_fields('"a": 1.'), False),
+    ("number .5", _mongo_fields('"a": .5'), False),
+    ("NaN", _mongo_fields('"a": NaN'), False),
+    ("-Infinity", _mongo_fields('"a": -Infinity'), False),
+    ("NumberLong and NumberInt", _mongo_fields(
+        '"a": NumberLong("-0009"), "b": NumberInt(7), "c": NumberLong(12), "d": [NumberInt("-5")], '
+        '"e": NumberLong("9223372036854775807"), "f": new NumberLong("+3")'), True),
+    ("NumberLong out of range", _mongo_fields('"a": NumberLong("9223372036854775808")'), False),
+    ("NumberInt out of range", _mongo_fields('"a": NumberInt(2147483648)'), False),
+    ("NumberLong not an integer", _mongo_fields('"a": NumberLong("1.5")'), False),
+    ("ISODate forms", _mongo_fields(
+        '"a": ISODate("2023-05-17T17:18:31.439+08:00"), "b": ISODate("2023-05-17"), '
+        '"c": new Date(1684315111439), "d": ISODate("2023-05-17 09:18"), "e": Date(-1), '
+        '"f": ISODate("2023-05-17T09:18:31.120000Z"), "g": {"at": ISODate("2020-01-01T00:00:00Z")}, '
+        '"h": new ISODate("2023-05-17T09:18:31.123456789 -0530"), "i": ISODate("0001-01-01T00:00:00Z")'),
+     True),
+    ("ISODate invalid", _mongo_fields('"a": ISODate("2023-02-29")'), False),
+    ("ISODate of year 0", _mongo_fields('"a": ISODate("0000-12-31T23:00:00-02:00")'), False),
+    ("ISODate beyond year 9999", _mongo_fields('"a": ISODate("9999-12-31T23:00:00-02:00")'), False),
+    ("Date beyond year 9999", _mongo_fields('"a": new Date(253402300800000)'), False),
+    ("ObjectId upper case, nested", _mongo_fields('"a": ObjectId("64650CF67DC36A464E76E583"), '
+                                                  '"b": [' + _OID + "]"), True),
+    ("ObjectId not hex", _mongo_fields('"a": ObjectId("xyz")'), False),
+    ("nested documents and arrays, empty", _mongo_fields(
+        '"a": {}, "b": [], "c": {"d": {"e": [[], {}, null, true]}}, "f": [1, "x", false]'), True),
+    ("_id a document", _text(_mongo('{"_id": {"tenant": 1, "no": "A-1"}, "v": null}')), True),
+    ("_id null", _text(_mongo('{"_id": null}')), True),
+    ("missing _id", _text(_mongo('{"c1": "x"}')), False),
+    ("empty document", _text(_mongo("{}")), False),
+    ("BinData", _mongo_fields('"a": BinData(0, "aGVsbG8=")'), False),
+    ("UUID", _mongo_fields('"a": UUID("3b241101-e2bb-4255-8caf-4136c566a962")'), False),
+    ("NumberDecimal", _mongo_fields('"a": NumberDecimal("1.10")'), False),
+    ("Timestamp", _mongo_fields('"a": Timestamp(1684344064, 3)'), False),
+    ("regular expression", _mongo_fields('"a": /ab+c/i'), False),
+    ("MinKey", _mongo_fields('"a": MinKey'), False),
+    ("single-quoted string", _mongo_fields("\"a\": 'x'"), False),
+    ("extended-JSON wrapper", _mongo_fields('"a": {"$oid": "64650cf67dc36a464e76e583"}'), False),
+    ("name starting with $, not first", _mongo_fields('"a": {"x": 1, "$y": 2}'), True),
+    ("repeated name", _mongo_fields('"a": 1, "a": 2'), False),
+    ("trailing comma", _mongo_fields('"a": [1, 2, ]'), False),
+    ("text after the document", _text(_mongo('{"_id": 1} x')), False),
+    ("nested too deeply", _mongo_fields('"a": ' + "[" * 100 + "]" * 100), False),
+    ("value a JSON object", _text(_mongo({"_id": 1})), False),
+    ("value blank", _text(_mongo("  ")), False),
+    ("value null", _text(_mongo(None)), False),
+    ("replace", _text(_mongo('{"_id": ' + _OID + ', "c1": "sss"}', "UPDATE", "replace", where=_WHERE)), True),
+    ("replace without _id", _text(_mongo('{"c1": "x", "n": 1}', "UPDATE", "replace", where=_WHERE)), True),
+    ("replace, no where", _text(_mongo('{"_id": 3, "c1": "x"}', "UPDATE", "replace")), True),
+    ("replace, no _id anywhere", _text(_mongo('{"c1": "x"}', "UPDATE", "replace")), False),
+    ("replace, where with more fields", _text(_mongo('{"c1": "x"}', "UPDATE", "replace",
+                                                     where='{"_id": "k", "shard": NumberInt(3)}')), True),
+    ("update of a whole document", _mongo_update('{"_id": ' + _OID + ', "c1": "x"}'), True),
+    ("$set", _mongo_update('{"$set": {"c1": "aaa", "n": NumberLong(5), "d": {"x": [1]}}}'), True),
+    ("$set and $unset", _mongo_update('{"$unset": {"c1": true}, "$set": {"column1": "aaa", "c1": 1}}'), True),
+    ("$set of _id", _mongo_update('{"$set": {"_id": "other", "a": 1}}'), True),
+    ("$set, where without _id", _mongo_update('{"$set": {"a": 1}}', where='{"k": 1}'), False),
+    ("$set, no where", _mongo_update('{"$set": {"a": 1}}', where=None), False),
+    ("$set of a dotted path", _mongo_update('{"$set": {"addr.city": "Bern"}}'), False),
+    ("$unset of a dotted path", _mongo_update('{"$unset": {"addr.city": ""}}'), False),
+    ("$set not a document", _mongo_update('{"$set": 1}'), False),
+    ("$inc", _mongo_update('{"$inc": {"qty": 1}}'), False),
+    ("oplog v2 diff", _mongo_update('{"$v": 2, "diff": {"u": {"qty": NumberInt(8)}, "i": {"gift": true}, '
+                                    '"d": {"coupon": false}}}'), True),
+    ("oplog v2 nested diff", _mongo_update('{"$v": 2, "diff": {"sa": {"u": {"b": 1}}}}'), False),
+    ("$set under recordType replace", _text(_mongo('{"$set": {"a": 1}}', "UPDATE", "replace",
+                                                   where=_WHERE)), False),
+    ("recordType missing, extra update", _mongo_update('{"$set": {"a": 1}}', recordType=None), True),
+    ("recordType upper case and padded", _mongo_update('{"$set": {"a": 1}}', recordType=" Update\t"), True),
+    ("recordType a number", _mongo_update('{"$set": {"a": 1}}', recordType=5), False),
+    ("delete", _text(_mongo('{"_id": ' + _OID + "}", "DELETE", "doc")), True),
+    ("delete, key in where", _text(_mongo('{"x": 1}', "DELETE", "doc", where='{"_id": 7}')), True),
+    ("delete, no key", _text(_mongo('{"c1": "no key"}', "DELETE", "doc")), False),
+    ("where blank", _text(_mongo(where=" \n")), True),
+    ("where not a document", _text(_mongo(where="[1]")), False),
+    ("where a JSON object", _text(_mongo(where={"_id": 1})), False),
+    ("op in lower case", _text(_mongo(op="insert")), True),
+    ("op padded", _text(_mongo(op=" INSERT")), False),
+    ("op UPSERT", _text(_mongo(op="UPSERT")), False),
+    ("op missing", _mongo_without("op"), False),
+    ("DDL", _text(_mongo('{"create": "orders_archive"}', "DDL", "ddl")), False),
+    ("clusterTime padded", _text(_mongo(clusterTime=" 1684344064 : 0001 ")), True),
+    ("clusterTime not seconds:increment", _text(_mongo(clusterTime="abc")), True),
+    ("clusterTime a number", _text(_mongo(clusterTime=1684344064)), True),
+    ("clusterTime null, id as text", _text(_mongo(clusterTime=None, id="0042")), True),
+    ("clusterTime empty, id missing", _mongo_without("id", clusterTime=""), True),
+    ("clusterTime a boolean", _text(_mongo(clusterTime=True)), False),
+    ("clusterTime with non-ASCII digits", _text(_mongo(clusterTime="\u0661:2")), False),
+    ("id not digits", _text(_mongo(clusterTime=None, id="x-1")), True),
+    ("id padded", _text(_mongo(clusterTime=None, id=" 12")), False),
+    ("id a boolean", _text(_mongo(clusterTime=None, id=True)), False),
+    ("es as text", _text(_mongo(es="1684315111439")), True),
+    ("es missing", _mongo_without("es"), False),
+    ("es not a number", _text(_mongo(es="soon")), False),
+    ("es a decimal", _text(_mongo(es=1684315111439.5)), False),
+    ("es negative", _text(_mongo(es=-1000)), True),
+    ("es out of range", _text(_mongo(es=999999999999999)), False),
+    ("ts missing", _mongo_without("ts"), True),
+    ("ts as text", _text(_mongo(ts="1684315111576")), True),
+    ("ts not a number", _text(_mongo(ts="x")), False),
+    ("dbType missing", _mongo_without("dbType"), True),
+    ("dbType a number", _text(_mongo(dbType=5)), False),
+    ("db missing", _mongo_without("db"), True),
+    ("coll empty", _text(_mongo(coll="")), False),
+    ("coll missing", _mongo_without("coll"), False),
+    ("not UTF-8", _text(_mongo()).replace(b"baz", b"\xc0\xaf"), False),
+]
 FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES, "canal_json": CANAL_MESSAGES,
                    "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES,
-                   "dataworks_json": DATAWORKS_MESSAGES, "debezium_json": DEBEZIUM_MESSAGES}
+                   "dataworks_json": DATAWORKS_MESSAGES, "debezium_json": DEBEZIUM_MESSAGES,
+                   "drs_mongo": MONGO_MESSAGES}
 
 
 def test_every_fast_format_has_its_tricky_messages() -> None:
@@ -599,7 +749,8 @@ def test_a_topic_with_per_table_options_stays_on_the_python_path() -> None:
     assert takes_topic("debezium_json", FormatOptions())
     assert not takes_topic("debezium_json", FormatOptions(flattened=True))
     assert not takes_topic("debezium_json", FormatOptions(unavailable_value_placeholder="n/a"))
-    assert not takes_topic("drs_mongo", FormatOptions())
+    assert takes_topic("drs_mongo", FormatOptions())
+    assert not takes_topic("drs_avro", FormatOptions(schema_file="schema.avsc"))
     assert not takes_topic("auto", FormatOptions())
 
 

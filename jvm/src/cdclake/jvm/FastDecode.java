@@ -37,6 +37,7 @@ public final class FastDecode implements UDF4<String, byte[], byte[], String, Li
             "oms_default", (value, key, zone) -> one(OmsDefault.decode(value)),
             "dataworks_json", (value, key, zone) -> one(DataWorksJson.decode(value)),
             "debezium_json", (value, key, zone) -> one(DebeziumJson.decode(value, key)),
+            "drs_mongo", (value, key, zone) -> one(DrsMongo.decode(value)),
             "canal_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
             "drs_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
             "cloudcanal_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
