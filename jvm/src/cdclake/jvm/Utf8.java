@@ -1,7 +1,16 @@
 package cdclake.jvm;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /** Strict UTF-8, as Python's decoder reads it: no overlong forms, no surrogates, at most U+10FFFF. */
 final class Utf8 {
+    /** Eight bytes of an array read as one long (any index): ASCII runs are checked a word at a time. */
+    private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class,
+            ByteOrder.LITTLE_ENDIAN);
+    private static final long HIGH_BITS = 0x8080808080808080L;
+
     private Utf8() {
     }
 
@@ -9,6 +18,12 @@ final class Utf8 {
         int i = 0;
         int n = bytes.length;
         while (i < n) {
+            while (i + Long.BYTES <= n && ((long) WORDS.get(bytes, i) & HIGH_BITS) == 0) {
+                i += Long.BYTES; // eight ASCII bytes
+            }
+            if (i >= n) {
+                break;
+            }
             int b = bytes[i] & 0xFF;
             if (b < 0x80) {
                 i++;
