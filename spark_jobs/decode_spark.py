@@ -305,14 +305,19 @@ def cached_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
                  .withColumn("value", F.when(F.col("_fast").isNull(), F.col("value")))
                  .persist(REUSED))
         cached += [others, tried]
-        # One job fills both caches: the other topics' Python tasks first (the long ones), the
-        # JVM's tasks beside them.
-        one = F.lit(1).alias("one")
-        others.select(one).unionByName(tried.select(one)).count()
-        declined = (tried.where(F.col("_fast").isNull()).drop("_fast", "_fast_format")
-                    .mapInArrow(python_decoded, OUTCOME_SCHEMA).persist(REUSED))
-        cached.append(declined)
-        declined.count()
+        # One job fills both caches (the other topics' Python tasks first, the long ones, the
+        # JVM's tasks beside them) and counts the messages the JVM declined: when it declined
+        # none, no job sends them to Python.
+        is_declined = F.col("_fast").isNull().cast("int").alias("declined")
+        declined_messages = (others.select(F.lit(0).alias("declined"))
+                             .unionByName(tried.select(is_declined)).agg(F.sum("declined")).first())
+        if declined_messages is not None and declined_messages[0]:
+            declined = (tried.where(F.col("_fast").isNull()).drop("_fast", "_fast_format")
+                        .mapInArrow(python_decoded, OUTCOME_SCHEMA).persist(REUSED))
+            cached.append(declined)
+            declined.count()
+        else:
+            declined = raw.sparkSession.createDataFrame([], OUTCOME_SCHEMA)
         yield (others.unionByName(declined)
                .unionByName(jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)))
     finally:

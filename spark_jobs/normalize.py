@@ -17,13 +17,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.decode_spark import (
     KIND_CONTROL,
     KIND_REJECTED,
     KIND_ROW,
+    ROW_SCHEMA,
     TopicFormat,
     cached_outcomes,
     change_rows,
@@ -119,40 +120,52 @@ def quarantine_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> Data
 StatKey = tuple[str, str, str | None, str | None, str | None, str | None, str | None]
 
 
-def run_stats(raw: DataFrame, outcomes: DataFrame, hour: dt.datetime, run_id: str,
-              paired: DataFrame | None = None) -> list[dict[str, Any]]:
-    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic: the raw
-    messages as landed, and what the decoded ones became, from one aggregation of the outcomes
-    (``paired``: the outcomes' :func:`~spark_jobs.decode_spark.paired_updates`, if at hand)."""
-    counts: Counter[StatKey] = Counter()
-    for row in raw.groupBy("topic").count().collect():
-        counts[(row["topic"], "raw_messages", None, None, None, None, None)] += row["count"]
-    by_kind = outcomes.groupBy(
+def outcome_counts(outcomes: DataFrame) -> list[Row]:
+    """One aggregation of the decoded outcomes, collected: per topic, kind, format, op, table,
+    control kind and rejection reason, and whether the rows are halves of two-message updates,
+    the outcomes and the messages (their first outcomes)."""
+    return outcomes.groupBy(
         "msg_topic", "_kind", "source_format", "op", "table_name", "control_kind", "format_tried",
         "reason_code", F.col(PAIR_KEY).isNotNull().alias("half"),
-    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages"))
-    for row in by_kind.collect():
+    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages")).collect()
+
+
+def has_update_halves(counts: list[Row]) -> bool:
+    """True when the hour has halves of two-message updates to pair (:func:`outcome_counts`)."""
+    return any(row["_kind"] == KIND_ROW and row["half"] for row in counts)
+
+
+def run_stats(raw: DataFrame, counts: list[Row], paired: DataFrame | None, hour: dt.datetime,
+              run_id: str) -> list[dict[str, Any]]:
+    """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic: the raw
+    messages as landed, and what the decoded ones became, from the outcomes' :func:`outcome_counts`
+    and their merged update pairs (``paired``, :func:`~spark_jobs.decode_spark.paired_updates`;
+    None when the hour has no halves)."""
+    counts_by: Counter[StatKey] = Counter()
+    for row in raw.groupBy("topic").count().collect():
+        counts_by[(row["topic"], "raw_messages", None, None, None, None, None)] += row["count"]
+    for row in counts:
         topic, kind = row["msg_topic"], row["_kind"]
         if kind == KIND_ROW:
-            counts[(topic, "decoded_messages", row["source_format"], None, None, None, None)] += \
+            counts_by[(topic, "decoded_messages", row["source_format"], None, None, None, None)] += \
                 row["messages"]
             if not row["half"]:  # halves of two-message updates are counted once paired, below
-                counts[(topic, "change_rows", row["source_format"], row["op"], row["table_name"],
-                        None, None)] += row["outcomes"]
+                counts_by[(topic, "change_rows", row["source_format"], row["op"], row["table_name"],
+                           None, None)] += row["outcomes"]
         elif kind == KIND_CONTROL:
-            counts[(topic, "control_messages", None, None, None, None, row["control_kind"])] += \
+            counts_by[(topic, "control_messages", None, None, None, None, row["control_kind"])] += \
                 row["outcomes"]
         else:
-            counts[(topic, "quarantined_messages", row["format_tried"], None, None, row["reason_code"],
-                    None)] += row["outcomes"]
-    pairs = (paired if paired is not None else paired_updates(outcomes)).groupBy(
-        "kafka_topic", "source_format", "op", "table_name").count()
-    for row in pairs.collect():
-        counts[(row["kafka_topic"], "change_rows", row["source_format"], row["op"], row["table_name"],
-                None, None)] += row["count"]
+            counts_by[(topic, "quarantined_messages", row["format_tried"], None, None, row["reason_code"],
+                       None)] += row["outcomes"]
+    pairs = [] if paired is None else \
+        paired.groupBy("kafka_topic", "source_format", "op", "table_name").count().collect()
+    for row in pairs:
+        counts_by[(row["kafka_topic"], "change_rows", row["source_format"], row["op"], row["table_name"],
+                   None, None)] += row["count"]
     names = ("topic", "metric", "source_format", "op", "table_name", "reason_code", "control_kind")
     return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, **dict(zip(names, key, strict=True)),
-             "value": value} for key, value in sorted(counts.items(), key=lambda kv: str(kv[0]))
+             "value": value} for key, value in sorted(counts_by.items(), key=lambda kv: str(kv[0]))
             if value]
 
 
@@ -199,11 +212,17 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     with ExitStack() as cache:
         with _timed(seconds, "decode"):
             outcomes = cache.enter_context(cached_outcomes(raw, formats))
-        paired = paired_updates(outcomes).persist(REUSED)
-        cache.callback(paired.unpersist)
         with _timed(seconds, "pair_stats"):
-            stats = run_stats(raw, outcomes, hour, run_id, paired)
+            counts = outcome_counts(outcomes)
+            # Pairing (a shuffle and a Python pass) only for an hour with halves to pair.
+            paired = None
+            if has_update_halves(counts):
+                paired = paired_updates(outcomes).persist(REUSED)
+                cache.callback(paired.unpersist)
+            stats = run_stats(raw, counts, paired, hour, run_id)
             totals = reconcile(stats)
+        if paired is None:
+            paired = spark.createDataFrame([], ROW_SCHEMA)
 
         def total(metric: str) -> int:
             return sum(t.get(metric, 0) for t in totals.values())
