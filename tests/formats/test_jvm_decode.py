@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -361,7 +362,7 @@ DEBEZIUM_MESSAGES: list[tuple[str, bytes, bool]] = [
     ("key not in the image", _text(_debezium(after={"v": "x"})), True),
     ("key with a null value", _text(_debezium()), True),
     ("key as a bare number", _text(_debezium()), False),
-    ("key with a schema", _text(_debezium()), False),
+    ("key with a schema", _text(_debezium()), True),
     ("key not JSON", _text(_debezium()), False),
     ("key an empty object", _text(_debezium()), True),
     ("Flink CDC key", _text(_debezium()), False),
@@ -408,6 +409,232 @@ MESSAGE_KEYS = {"debezium_json": {
     "key an empty object": b"{}", "Flink CDC key": b'{"TableId":"inventory.customers","id":1005}',
     "upper-case op": b'{"id":1}', "postgresql, ts_ns, ts_us, lsn, txId": b'{"id":1005}',
 }}
+
+
+_CONNECT = "org.apache.kafka.connect.data."
+_DBZ_TIME = "io.debezium.time."
+
+
+def _col(kind: str, name: str | None = None, **spec: Any) -> dict[str, Any]:
+    """A column's Connect schema: a type, a logical name, parameters (optional unless told)."""
+    out: dict[str, Any] = {"type": kind, "optional": True}
+    if name is not None:
+        out["name"] = name
+    out.update(spec)
+    return out
+
+
+def _decimal(scale: Any, precision: Any = "10") -> dict[str, Any]:
+    params = {"scale": scale}
+    if precision is not None:
+        params["connect.decimal.precision"] = precision
+    return _col("bytes", _CONNECT + "Decimal", version=1, parameters=params)
+
+
+_TYPED_COLUMNS: dict[str, tuple[dict[str, Any], Any]] = {
+    "id": (_col("int32", optional=False), 1),
+    "name": (_col("string"), "Sarah"),
+    "vip": (_col("boolean"), True),
+    "tiny": (_col("int8"), -128),
+    "small": (_col("int16"), 32767),
+    "big": (_col("int64"), -9223372036854775808),
+    "price": (_decimal("2"), "MDk="),  # 123.45
+    "born": (_col("int32", _DBZ_TIME + "Date"), -25567),  # 1900-01-01
+    "at": (_col("int64", _DBZ_TIME + "Timestamp"), 1624614713123),
+    "at_us": (_col("int64", _DBZ_TIME + "MicroTimestamp"), 1624614713123456),
+    "zoned": (_col("string", _DBZ_TIME + "ZonedTimestamp"), "2021-06-25T09:51:53.120+08:00"),
+    "state": (_col("string", "io.debezium.data.Enum", parameters={"allowed": "a,b"}), "a"),
+}
+
+
+def _schema_envelope(payload: dict[str, Any], columns: list[tuple[str, dict[str, Any]]],
+                     connector: str = "mysql") -> dict[str, Any]:
+    """The {schema, payload} envelope of Debezium's JsonConverter (schemas.enable=true)."""
+    row = {"type": "struct", "optional": True, "name": "dbserver1.inventory.customers.Value",
+           "fields": [{**spec, "field": name} for name, spec in columns]}
+    source = {"type": "struct", "optional": False, "name": f"io.debezium.connector.{connector}.Source",
+              "fields": [{"type": "string", "optional": False, "field": "connector"}]}
+    fields = [{**row, "field": "before"}, {**row, "field": "after"}, {**source, "field": "source"},
+              {"type": "string", "optional": False, "field": "op"},
+              {"type": "int64", "optional": True, "field": "ts_ms"}]
+    schema = {"type": "struct", "optional": False, "name": "dbserver1.inventory.customers.Envelope",
+              "version": 1, "fields": fields}
+    return {"schema": schema, "payload": payload}
+
+
+def _typed_dbz(op: str = "c", columns: dict[str, tuple[dict[str, Any], Any]] | None = None,
+               before: Any = None, pg: bool = False, **fields: Any) -> bytes:
+    """A Debezium change with schemas: ``columns`` name -> (schema, value) of the after image."""
+    columns = _TYPED_COLUMNS if columns is None else columns
+    row = {name: value for name, (_spec, value) in columns.items()}
+    after = fields.pop("after", None if op == "d" else row)
+    if op == "d" and before is None:
+        before = row
+    kwargs: dict[str, Any] = {"source": _PG_SOURCE} if pg else {}
+    payload = _debezium(op, before=before, after=after, **kwargs, **fields)
+    doc = _schema_envelope(payload, [(name, spec) for name, (spec, _value) in columns.items()],
+                           "postgresql" if pg else "mysql")
+    return _text(doc)
+
+
+def _one(spec: dict[str, Any], value: Any) -> bytes:
+    """A typed insert of the key column and one more column."""
+    return _typed_dbz(columns={"id": _TYPED_COLUMNS["id"], "x": (spec, value)})
+
+
+def _envelope_with(change: Callable[[dict[str, Any]], None]) -> bytes:
+    doc = json.loads(_typed_dbz())
+    change(doc)
+    return _text(doc)
+
+
+_KEY_SCHEMA = {"type": "struct", "optional": False, "name": "dbserver1.inventory.customers.Key",
+               "fields": [{"type": "int32", "optional": False, "field": "id"}]}
+_B64_MAX = "f/////////////////////8="  # 2^95 - 1 in 12 bytes
+TYPED_DBZ_MESSAGES: list[tuple[str, bytes, bool]] = [
+    ("schemas: insert of common types, no key", _typed_dbz(), True),
+    ("schemas: insert, key envelope", _typed_dbz(), True),
+    ("schemas: insert, plain JSON key", _typed_dbz(), True),
+    ("schemas: update with before, key envelope", _typed_dbz("u", before={"id": 1, "name": "Old"}), True),
+    ("schemas: update, no before, key envelope", _typed_dbz("u"), True),
+    ("schemas: update, no before, no key", _typed_dbz("u"), False),
+    ("schemas: delete, key envelope", _typed_dbz("d"), True),
+    ("schemas: snapshot read, postgresql", _typed_dbz("r", pg=True), True),
+    ("schemas: postgresql update", _typed_dbz("u", pg=True, before={"id": 1}), True),
+    ("schemas: nulls in optional fields", _typed_dbz(columns={
+        name: (spec, None) if name != "id" else (spec, value)
+        for name, (spec, value) in _TYPED_COLUMNS.items()}),
+     True),
+    ("schemas: a required field null", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"], "r": (_col("string", optional=False), None)}), True),
+    ("schemas: image column without a schema", _typed_dbz(after={"id": 1, "name": "x", "free": 5}), True),
+    ("schemas: schema column missing from the image", _typed_dbz(after={"id": 1}), True),
+    ("int8 edges", _typed_dbz(columns={"id": _TYPED_COLUMNS["id"], "a": (_col("int8"), 127),
+                                       "b": (_col("int8"), -128), "c": (_col("int8"), -0)}), True),
+    ("int8 128", _one(_col("int8"), 128), False),
+    ("int16 -32769", _one(_col("int16"), -32769), False),
+    ("int32 edges", _typed_dbz(columns={"id": (_col("int32"), 2147483647),
+                                        "b": (_col("int32"), -2147483648)}), True),
+    ("int32 2147483648", _one(_col("int32"), 2147483648), False),
+    ("int64 edges", _typed_dbz(columns={"id": (_col("int64"), 9223372036854775807),
+                                        "b": (_col("int64"), -9223372036854775808)}), True),
+    ("int64 9223372036854775808", _one(_col("int64"), 9223372036854775808), False),
+    ("int as text", _one(_col("int32"), "12"), False),
+    ("int written 1.0", _one(_col("int32"), 1.0), False),
+    ("int a boolean", _one(_col("int8"), True), False),
+    ("boolean false, string empty", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"], "b": (_col("boolean"), False), "s": (_col("string"), "")}), True),
+    ("boolean as 1", _one(_col("boolean"), 1), False),
+    ("string a number", _one(_col("string"), 5), False),
+    ("float64 text as sent", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"], "f": (_col("double"), 1.2510357e7), "g": (_col("float32"), 0.1),
+        "h": (_col("float64"), -0.0)}), True),
+    ("decimal scale 0, negative", _one(_decimal("0"), "/w=="), True),  # -1
+    ("decimal negative scale", _one(_decimal("-2", "5"), "MDk="), True),  # 1234500
+    ("decimal zero at scale 3", _one(_decimal("3"), "AA=="), True),
+    ("decimal zero at negative scale", _one(_decimal(-3), "AA=="), True),
+    ("decimal large scale, large value", _one(_decimal("30", "38"), _B64_MAX), True),
+    ("decimal negative value, no precision", _one(_decimal("4", None), "gA=="), True),  # -0.0128
+    ("decimal scale a number", _one(_decimal(2, 5), "AQ=="), True),
+    ("decimal scale not an integer", _one(_decimal("x"), "AQ=="), False),
+    ("decimal bytes empty", _one(_decimal("2"), ""), False),
+    ("decimal bytes not base64", _one(_decimal("2"), "A!=="), False),
+    ("decimal bytes unpadded", _one(_decimal("2"), "AQ"), False),
+    ("decimal as a number", _one(_decimal("2"), 1.25), False),
+    ("variable-scale decimal", _one(_col("struct", "io.debezium.data.VariableScaleDecimal", fields=[]),
+                                    {"scale": 2, "value": "AQ=="}), False),
+    ("date 1969-12-31 and far future", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"], "d": (_col("int32", _DBZ_TIME + "Date"), -1),
+        "e": (_col("int32", _CONNECT + "Date"), 2932896),
+        "f": (_col("int32", _DBZ_TIME + "Date"), -719162)}), True),
+    ("date beyond 9999", _one(_col("int32", _DBZ_TIME + "Date"), 2932897), False),
+    ("date as text", _one(_col("int32", _DBZ_TIME + "Date"), "2021-01-01"), False),
+    ("timestamps with fractions", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"], "a": (_col("int64", _DBZ_TIME + "Timestamp"), -1),
+        "b": (_col("int64", _DBZ_TIME + "MicroTimestamp"), 1624614713000010),
+        "c": (_col("int64", _CONNECT + "Timestamp", version=1), 1624614713100),
+        "d": (_col("int64", _DBZ_TIME + "NanoTimestamp"), 1624614713123456789),
+        "e": (_col("int64", _DBZ_TIME + "MicroTimestamp"), -62135596800000000)}), True),
+    ("timestamp PostgreSQL infinity", _one(_col("int64", _DBZ_TIME + "MicroTimestamp"),
+                                           9223372036825200000), False),
+    ("times of day", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"], "a": (_col("int32", _DBZ_TIME + "Time"), 3723004),
+        "b": (_col("int64", _DBZ_TIME + "MicroTime"), -3723000001),
+        "c": (_col("int64", _DBZ_TIME + "MicroTime"), 3600000000 * 150)}), True),
+    ("zoned timestamps", _typed_dbz(columns={
+        "id": _TYPED_COLUMNS["id"],
+        "a": (_col("string", _DBZ_TIME + "ZonedTimestamp"), "2021-01-01T00:30:00Z"),
+        "b": (_col("string", _DBZ_TIME + "ZonedTimestamp"), "2021-01-01 00:30:00.000100-0530"),
+        "c": (_col("string", _DBZ_TIME + "ZonedTimestamp"), "0001-01-01T01:00:00+01:00")}), True),
+    ("zoned timestamp without a zone", _one(_col("string", _DBZ_TIME + "ZonedTimestamp"),
+                                            "2021-01-01T00:30:00"), False),
+    ("zoned timestamp before year 1", _one(_col("string", _DBZ_TIME + "ZonedTimestamp"),
+                                           "0001-01-01T00:30:00+01:00"), False),
+    ("zoned timestamp, no such day", _one(_col("string", _DBZ_TIME + "ZonedTimestamp"),
+                                          "2021-02-30T00:30:00Z"), False),
+    ("placeholder in a typed column", _one(_col("string"), "__debezium_unavailable_value"), False),
+    ("placeholder in a decimal column", _one(_decimal("2"), "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="),
+     False),
+    ("bytes column", _one(_col("bytes"), "AQID"), False),
+    ("Json column", _one(_col("string", "io.debezium.data.Json"), '{"a":1}'), False),
+    ("Geometry column", _one(_col("struct", "io.debezium.data.geometry.Point", fields=[]), {"x": 1}), False),
+    ("struct column", _one(_col("struct", fields=[]), {"a": 1}), False),
+    ("array column", _one(_col("array", items={"type": "int32"}), [1, 2]), False),
+    ("map column", _one(_col("map", keySchema={"type": "string"}, valueSchema={"type": "string"}),
+                        {"a": "b"}), False),
+    ("Year column", _one(_col("int32", _DBZ_TIME + "Year"), 2021), False),
+    ("logical name on another type", _one(_col("string", _DBZ_TIME + "Date"), "18000"), False),
+    ("column type unknown", _one(_col("INT32"), 1), False),
+    ("column name a number", _one({"type": "int32", "name": 5}, 1), False),
+    ("column schema repeated", _envelope_with(lambda d: d["schema"]["fields"][1]["fields"].append(
+        {"type": "string", "field": "id"})), False),
+    ("envelope schema without op", _envelope_with(lambda d: d["schema"].update(
+        fields=d["schema"]["fields"][:3])), False),
+    ("envelope schema without after", _envelope_with(lambda d: d["schema"].update(
+        fields=d["schema"]["fields"][2:])), False),
+    ("envelope schema fields not an array", _envelope_with(lambda d: d["schema"].update(fields={})), False),
+    ("schema null: the payload read schemaless", _envelope_with(lambda d: d.update(schema=None)), True),
+    ("payload only", _envelope_with(lambda d: d.pop("schema")), True),
+    ("envelope with another field", _envelope_with(lambda d: d.update(extra=1)), False),
+    ("schema/payload mismatch: int column holds text", _typed_dbz(
+        after={**{n: v for n, (_s, v) in _TYPED_COLUMNS.items()}, "tiny": "x"}), False),
+    ("schema/payload mismatch: string column holds an object", _typed_dbz(
+        after={**{n: v for n, (_s, v) in _TYPED_COLUMNS.items()}, "name": {"a": 1}}), False),
+    ("schemas: sqlserver connector", _typed_dbz(source={"connector": "sqlserver"}), False),
+    ("schemas: truncate", _typed_dbz("t", after=None), False),
+    ("schemas: tombstone", b'{"schema":null,"payload":null}', False),
+    ("schemas: heartbeat", _text({"schema": {
+        "type": "struct", "name": "io.debezium.connector.common.Heartbeat", "fields": []},
+        "payload": {"ts_ms": 1700000000000}}), False),
+    ("schemas: transaction event", _text({"schema": {"type": "struct", "fields": []}, "payload": {
+        "status": "END", "id": "571", "event_count": 2, "data_collections": []}}), False),
+    ("schemas: key envelope with a decimal key", _typed_dbz(columns={
+        "id": (_decimal("2"), "MDk="), "name": _TYPED_COLUMNS["name"]}), True),
+    ("schemas: key envelope with no key schema fields", _typed_dbz(), True),
+    ("schemas: key envelope of a bare number", _typed_dbz(), False),
+    ("schemas: key envelope, payload null", _typed_dbz(), True),
+    ("schemas: key envelope, int key out of range", _typed_dbz(), False),
+    ("schemas: key envelope with a Flink table id", _typed_dbz(), False),
+]
+MESSAGE_KEYS["debezium_json"].update({
+    "schemas: insert, key envelope": _text({"schema": _KEY_SCHEMA, "payload": {"id": 1}}),
+    "schemas: insert, plain JSON key": b'{"id":1}',
+    "schemas: update with before, key envelope": _text({"schema": _KEY_SCHEMA, "payload": {"id": 1}}),
+    "schemas: update, no before, key envelope": _text({"schema": _KEY_SCHEMA, "payload": {"id": 1}}),
+    "schemas: delete, key envelope": _text({"schema": _KEY_SCHEMA, "payload": {"id": 1}}),
+    "schemas: snapshot read, postgresql": _text({"schema": _KEY_SCHEMA, "payload": {"id": 1}}),
+    "schemas: postgresql update": _text({"schema": _KEY_SCHEMA, "payload": {"id": 1}}),
+    "schemas: key envelope with a decimal key": _text({"schema": {"type": "struct", "fields": [
+        {**_decimal("2"), "field": "id"}]}, "payload": {"id": "MDk="}}),
+    "schemas: key envelope with no key schema fields": _text({"schema": {"type": "struct"},
+                                                              "payload": {"id": 1}}),
+    "schemas: key envelope of a bare number": _text({"schema": {"type": "int32"}, "payload": 1}),
+    "schemas: key envelope, payload null": b'{"schema":null,"payload":null}',
+    "schemas: key envelope, int key out of range": _text({"schema": {"type": "struct", "fields": [
+        {"type": "int8", "field": "id"}]}, "payload": {"id": 1000}}),
+    "schemas: key envelope with a Flink table id": _text({"schema": None, "payload": {
+        "TableId": "inventory.customers", "id": 1}}),
+})
 
 
 def _canal(kind: str = "INSERT", types: dict[str, str] | None = None,
@@ -666,7 +893,8 @@ MONGO_MESSAGES: list[tuple[str, bytes, bool]] = [
 ]
 FORMAT_MESSAGES = {"maxwell_json": MESSAGES, "oms_default": OMS_MESSAGES, "canal_json": CANAL_MESSAGES,
                    "drs_json": DRS_MESSAGES, "cloudcanal_json": CLOUDCANAL_MESSAGES,
-                   "dataworks_json": DATAWORKS_MESSAGES, "debezium_json": DEBEZIUM_MESSAGES,
+                   "dataworks_json": DATAWORKS_MESSAGES,
+                   "debezium_json": DEBEZIUM_MESSAGES + TYPED_DBZ_MESSAGES,
                    "drs_mongo": MONGO_MESSAGES}
 
 

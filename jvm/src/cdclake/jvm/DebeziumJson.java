@@ -14,13 +14,19 @@ import org.apache.spark.sql.Row;
 
 /**
  * The fast path of {@code debezium_json} ({@code spark_jobs/formats/debezium_json.py}, whose rules
- * this repeats for the shape it takes): the schemaless envelope (no {@code schema}/{@code payload}
- * wrapper) of the MySQL and PostgreSQL connectors. Taken: {@code op} c, u, d or r; {@code
- * source.connector} {@code mysql} or {@code postgresql}; {@code source.db} and {@code
- * source.table} non-empty text; row images of plain values (text, numbers, booleans, null),
- * kept as written; a source time in the {@code ts_*} fields; the key from the Kafka key (a JSON
- * object of plain values) or none. Declined (to the Python decoder): everything else, envelopes
- * with schemas (typed values), CloudEvents, flattened rows, tombstones, DDL, truncates,
+ * this repeats for the shape it takes): the envelope of the MySQL and PostgreSQL connectors,
+ * schemaless or with schemas ({@code {"schema": ..., "payload": ...}}, the JsonConverter's
+ * schemas.enable=true). Taken: {@code op} c, u, d or r; {@code source.connector} {@code mysql} or
+ * {@code postgresql}; {@code source.db} and {@code source.table} non-empty text; row images of
+ * plain values (text, numbers, booleans, null), kept as written, or, with schemas, typed by the
+ * {@code after} struct's column schemas as {@link DebeziumSchema} reads them (integers, floats,
+ * strings, booleans, fixed-scale decimals, dates, times and timestamps; their column types set);
+ * a source time in the {@code ts_*} fields; the key from the Kafka key (a JSON object of plain
+ * values, or a {schema, payload} envelope of one, typed by its schema) or none. Declined (to the
+ * Python decoder): everything else: envelopes whose schema has another shape or a column schema
+ * {@link DebeziumSchema} does not decode (bytes, Json, Geometry, structs, arrays, maps,
+ * variable-scale decimals, ...), values Python would warn about or reject (out of range, a
+ * schema and a value that disagree), CloudEvents, flattened rows, tombstones, DDL, truncates,
  * transaction and heartbeat events, other connectors (MongoDB, Cassandra, OMS, TiCDC, ...),
  * arrays, structs, cells and unavailable-value placeholders in the images.
  */
@@ -48,8 +54,25 @@ final class DebeziumJson {
     }
 
     static Row decode(byte[] value, byte[] key) {
-        if (!(Json.parse(value) instanceof Map<?, ?> doc) || doc.containsKey("payload")
-                || doc.containsKey("specversion") || !(doc.containsKey("before") || doc.containsKey("after"))
+        if (!(Json.parse(value) instanceof Map<?, ?> message)) {
+            return null;
+        }
+        Map<?, ?> doc = message;
+        Map<String, DebeziumSchema.Spec> specs = null;
+        if (isEnvelope(message)) { // unwrap: {"schema": ..., "payload": ...}
+            if (!(message.get("payload") instanceof Map<?, ?> payload)) {
+                return null;
+            }
+            doc = payload;
+            if (message.get("schema") instanceof Map<?, ?> envelopeSchema) {
+                specs = DebeziumSchema.valueSpecs(envelopeSchema);
+                if (specs == null) {
+                    return null;
+                }
+            }
+        }
+        if (doc.containsKey("payload") || doc.containsKey("specversion")
+                || !(doc.containsKey("before") || doc.containsKey("after"))
                 || !(doc.get("op") instanceof String code)
                 || !(doc.get("source") instanceof Map<?, ?> source)
                 || !(source.get("connector") instanceof String connector) || !CONNECTORS.contains(connector)
@@ -73,8 +96,8 @@ final class DebeziumJson {
         if (rawBefore != null && !(rawBefore instanceof Map<?, ?>) || rawAfter != null && !(rawAfter instanceof Map<?, ?>)) {
             return null;
         }
-        Map<String, String> before = rawBefore == null ? null : image((Map<?, ?>) rawBefore);
-        Map<String, String> after = rawAfter == null ? null : image((Map<?, ?>) rawAfter);
+        Map<String, String> before = rawBefore == null ? null : image((Map<?, ?>) rawBefore, specs);
+        Map<String, String> after = rawAfter == null ? null : image((Map<?, ?>) rawAfter, specs);
         if (rawBefore != null && before == null || rawAfter != null && after == null) {
             return null;
         }
@@ -116,7 +139,7 @@ final class DebeziumJson {
         }
         return Rows.change(op, new Rows.Table(connector, database, (String) schema, table), keys, rowKey,
                 before, after, after != null, new Rows.Lineage(eventTime, null, position, transaction),
-                Map.of(), producedTime == 0 ? null : producedTime);
+                specs == null ? Map.of() : DebeziumSchema.columnTypes(specs), producedTime == 0 ? null : producedTime);
     }
 
     private static boolean isSnapshot(Object flag) {
@@ -124,17 +147,34 @@ final class DebeziumJson {
                 || flag instanceof String text && SNAPSHOT_FLAGS.contains(text.toLowerCase(Locale.ROOT));
     }
 
-    /** A row image of plain values as written ({@code text_of}); null to decline. */
-    private static Map<String, String> image(Map<?, ?> raw) {
+    /** {@code unwrap}'s Kafka Connect envelope: a payload, and a schema or nothing else. */
+    private static boolean isEnvelope(Map<?, ?> doc) {
+        return doc.containsKey("payload") && (doc.size() == 1 || doc.size() == 2 && doc.containsKey("schema"));
+    }
+
+    /**
+     * A row image ({@code _image}): values by their column's spec, else plain values as written
+     * ({@code text_of}); null to decline.
+     */
+    private static Map<String, String> image(Map<?, ?> raw, Map<String, DebeziumSchema.Spec> specs) {
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<?, ?> entry : raw.entrySet()) {
-            String text = plain(entry.getValue());
-            if (text == UNREADABLE) {
+            String text = typed(entry.getValue(), specs == null ? null : specs.get(entry.getKey()));
+            if (text == UNREADABLE || text == DebeziumSchema.UNREADABLE) {
                 return null;
             }
             out.put((String) entry.getKey(), text);
         }
         return out;
+    }
+
+    /** {@code value_text}: by the spec when there is one; UNREADABLE (either class's) to decline. */
+    private static String typed(Object value, DebeziumSchema.Spec spec) {
+        if (spec == null || value == null) {
+            return plain(value);
+        }
+        return value instanceof String text && PLACEHOLDERS.contains(text) ? UNREADABLE
+                : DebeziumSchema.text(value, spec);
     }
 
     /** A plain value's text (null for null); UNREADABLE for arrays, objects and placeholders. */
@@ -149,20 +189,41 @@ final class DebeziumJson {
     }
 
     /**
-     * {@code _keys}: the key columns of the Kafka key (a JSON object of plain values, its values
-     * into {@code values}), or none without a key; null to decline.
+     * {@code _keys}: the key columns of the Kafka key (a JSON object of plain values, or a
+     * {schema, payload} envelope of one, its values typed by the key schema; its values into
+     * {@code values}), or none without a key; null to decline.
      */
     private static List<String> keys(byte[] key, Map<String, String> values) {
         if (key == null || key.length == 0) {
             return List.of();
         }
-        if (!(Json.parse(key) instanceof Map<?, ?> doc) || doc.containsKey("payload")
-                || doc.containsKey("TableId")) {
-            return null; // no JSON object, an envelope with a schema, Flink CDC's table id
+        if (!(Json.parse(key) instanceof Map<?, ?> message)) {
+            return null; // no JSON object
+        }
+        Map<?, ?> doc = message;
+        Map<String, DebeziumSchema.Spec> specs = null;
+        if (isEnvelope(message)) {
+            if (message.get("payload") == null) {
+                return List.of(); // a key of no columns
+            }
+            if (!(message.get("payload") instanceof Map<?, ?> payload)) {
+                return null;
+            }
+            doc = payload;
+            if (message.get("schema") instanceof Map<?, ?> keySchema) {
+                specs = DebeziumSchema.keySpecs(keySchema);
+                if (specs == null) {
+                    return null;
+                }
+            }
+        }
+        if (doc.containsKey("payload") || doc.containsKey("TableId")) {
+            return null; // no envelope, Flink CDC's table id
         }
         for (Map.Entry<?, ?> entry : doc.entrySet()) {
-            String text = plain(entry.getValue());
-            if (text == UNREADABLE) { // (Python keeps a placeholder in a key: declined here, too)
+            String text = typed(entry.getValue(), specs == null ? null : specs.get(entry.getKey()));
+            if (text == UNREADABLE || text == DebeziumSchema.UNREADABLE) {
+                // (Python keeps a placeholder in a key: declined here, too)
                 return null;
             }
             values.put((String) entry.getKey(), text);
