@@ -256,19 +256,7 @@ final class DataWorksJson {
             return null;
         }
         LocalDateTime moment = LocalDateTime.ofEpochSecond(millis / 1000, 0, ZoneOffset.UTC);
-        String iso = String.format(Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d", moment.getYear(),
-                moment.getMonthValue(), moment.getDayOfMonth(), moment.getHour(), moment.getMinute(),
-                moment.getSecond());
-        int fraction = (int) (millis % 1000);
-        if (fraction == 0) {
-            return iso + "Z";
-        }
-        String three = String.format(Locale.ROOT, "%03d", fraction);
-        int end = three.length();
-        while (three.charAt(end - 1) == '0') {
-            end--;
-        }
-        return iso + "." + three.substring(0, end) + "Z";
+        return Rows.isoSeconds(moment) + Rows.fraction(millis % 1000, 3) + "Z";
     }
 
     /** {@code strict_base64}: valid base64 text, re-encoded; null otherwise. */

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Row;
 
@@ -57,20 +58,12 @@ final class DebeziumJson {
         if (!(Json.parse(value) instanceof Map<?, ?> message)) {
             return null;
         }
-        Map<?, ?> doc = message;
-        Map<String, DebeziumSchema.Spec> specs = null;
-        if (isEnvelope(message)) { // unwrap: {"schema": ..., "payload": ...}
-            if (!(message.get("payload") instanceof Map<?, ?> payload)) {
-                return null;
-            }
-            doc = payload;
-            if (message.get("schema") instanceof Map<?, ?> envelopeSchema) {
-                specs = DebeziumSchema.valueSpecs(envelopeSchema);
-                if (specs == null) {
-                    return null;
-                }
-            }
+        Unwrapped unwrapped = unwrap(message, DebeziumSchema::valueSpecs);
+        if (unwrapped == null) {
+            return null;
         }
+        Map<?, ?> doc = unwrapped.doc();
+        Map<String, DebeziumSchema.Spec> specs = unwrapped.specs();
         if (doc.containsKey("payload") || doc.containsKey("specversion")
                 || !(doc.containsKey("before") || doc.containsKey("after"))
                 || !(doc.get("op") instanceof String code)
@@ -147,6 +140,30 @@ final class DebeziumJson {
                 || flag instanceof String text && SNAPSHOT_FLAGS.contains(text.toLowerCase(Locale.ROOT));
     }
 
+    /** A message, or a Kafka Connect envelope's payload, and its columns' specs (null without a schema). */
+    private record Unwrapped(Map<?, ?> doc, Map<String, DebeziumSchema.Spec> specs) {
+    }
+
+    /**
+     * {@code unwrap}: an envelope's payload object with the specs {@code readSpecs} reads of its
+     * schema object, or the message itself, not an envelope, with none; null to decline (a
+     * payload that is no object, a schema whose specs are not read).
+     */
+    private static Unwrapped unwrap(Map<?, ?> message,
+                                    Function<Map<?, ?>, Map<String, DebeziumSchema.Spec>> readSpecs) {
+        if (!isEnvelope(message)) {
+            return new Unwrapped(message, null);
+        }
+        if (!(message.get("payload") instanceof Map<?, ?> payload)) {
+            return null;
+        }
+        if (!(message.get("schema") instanceof Map<?, ?> schema)) {
+            return new Unwrapped(payload, null);
+        }
+        Map<String, DebeziumSchema.Spec> specs = readSpecs.apply(schema);
+        return specs == null ? null : new Unwrapped(payload, specs);
+    }
+
     /** {@code unwrap}'s Kafka Connect envelope: a payload, and a schema or nothing else. */
     private static boolean isEnvelope(Map<?, ?> doc) {
         return doc.containsKey("payload") && (doc.size() == 1 || doc.size() == 2 && doc.containsKey("schema"));
@@ -200,23 +217,15 @@ final class DebeziumJson {
         if (!(Json.parse(key) instanceof Map<?, ?> message)) {
             return null; // no JSON object
         }
-        Map<?, ?> doc = message;
-        Map<String, DebeziumSchema.Spec> specs = null;
-        if (isEnvelope(message)) {
-            if (message.get("payload") == null) {
-                return List.of(); // a key of no columns
-            }
-            if (!(message.get("payload") instanceof Map<?, ?> payload)) {
-                return null;
-            }
-            doc = payload;
-            if (message.get("schema") instanceof Map<?, ?> keySchema) {
-                specs = DebeziumSchema.keySpecs(keySchema);
-                if (specs == null) {
-                    return null;
-                }
-            }
+        if (isEnvelope(message) && message.get("payload") == null) {
+            return List.of(); // a key of no columns
         }
+        Unwrapped unwrapped = unwrap(message, DebeziumSchema::keySpecs);
+        if (unwrapped == null) {
+            return null;
+        }
+        Map<?, ?> doc = unwrapped.doc();
+        Map<String, DebeziumSchema.Spec> specs = unwrapped.specs();
         if (doc.containsKey("payload") || doc.containsKey("TableId")) {
             return null; // no envelope, Flink CDC's table id
         }

@@ -8,6 +8,7 @@ import java.time.LocalDateTime;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -272,7 +273,8 @@ final class DebeziumSchema {
         long value = count.longValue();
         long magnitude = Math.abs(value);
         long seconds = magnitude / perSecond;
-        return String.format("%s%02d:%02d:%02d%s", value < 0 ? "-" : "", seconds / 3600, seconds % 3600 / 60,
+        return String.format(Locale.ROOT, "%s%02d:%02d:%02d%s", value < 0 ? "-" : "", seconds / 3600,
+                seconds % 3600 / 60,
                 seconds % 60, fraction(magnitude % perSecond, perSecond));
     }
 
@@ -286,23 +288,13 @@ final class DebeziumSchema {
         if (seconds < MIN_SECONDS || seconds > MAX_SECONDS) {
             return UNREADABLE;
         }
-        return isoSeconds(LocalDateTime.ofEpochSecond(seconds, 0, java.time.ZoneOffset.UTC))
+        return Rows.isoSeconds(LocalDateTime.ofEpochSecond(seconds, 0, java.time.ZoneOffset.UTC))
                 + fraction(Math.floorMod(value, perSecond), perSecond);
     }
 
     /** {@code _fraction}: ".digits" without trailing zeros, or "". */
     private static String fraction(long units, long perSecond) {
-        if (units == 0) {
-            return "";
-        }
-        int digits = perSecond == 1000 ? 3 : perSecond == 1_000_000 ? 6 : 9;
-        String text = String.format("%0" + digits + "d", units);
-        return "." + text.replaceFirst("0+$", "");
-    }
-
-    private static String isoSeconds(LocalDateTime moment) {
-        return String.format("%04d-%02d-%02dT%02d:%02d:%02d", moment.getYear(), moment.getMonthValue(),
-                moment.getDayOfMonth(), moment.getHour(), moment.getMinute(), moment.getSecond());
+        return Rows.fraction(units, perSecond == 1000 ? 3 : perSecond == 1_000_000 ? 6 : 9);
     }
 
     /** {@code iso_utc_from_zoned_text}: ISO text with an offset as UTC, the fraction kept. */
@@ -332,6 +324,6 @@ final class DebeziumSchema {
             return UNREADABLE;
         }
         String digits = m.group(7) == null ? "" : m.group(7).replaceFirst("0+$", "");
-        return isoSeconds(utc) + (digits.isEmpty() ? "" : "." + digits) + "Z";
+        return Rows.isoSeconds(utc) + (digits.isEmpty() ? "" : "." + digits) + "Z";
     }
 }

@@ -450,7 +450,7 @@ final class MongoShell {
     private static String isoFromText(String text) {
         Matcher day = DAY.matcher(text);
         if (day.matches()) {
-            utcText(local(day, 0, 0, 0), null); // validated as strptime does
+            utcText(local(day, 0, 0, 0), ""); // validated as strptime does
             return text + "T00:00:00Z";
         }
         Matcher match = INSTANT.matcher(text);
@@ -464,7 +464,7 @@ final class MongoShell {
             moment = moment.plusMinutes(match.group(9).equals("-") ? minutes : -minutes);
         }
         String fraction = match.group(7) == null ? "" : match.group(7).replaceFirst("0+$", "");
-        return utcText(moment, fraction);
+        return utcText(moment, fraction.isEmpty() ? "" : "." + fraction);
     }
 
     /** {@code _parse_wall}: a valid wall-clock time of years 1-9999, or declined. */
@@ -483,18 +483,14 @@ final class MongoShell {
     /** {@code iso_utc_from_epoch_text(ms, "ms")}: whole milliseconds as ISO UTC text. */
     private static String isoFromMillis(long millis) {
         LocalDateTime moment = LocalDateTime.ofEpochSecond(Math.floorDiv(millis, 1000L), 0, ZoneOffset.UTC);
-        String fraction = String.format(Locale.ROOT, "%03d", Math.floorMod(millis, 1000L)).replaceFirst("0+$", "");
-        return utcText(moment, fraction);
+        return utcText(moment, Rows.fraction(Math.floorMod(millis, 1000L), 3));
     }
 
-    /** {@code YYYY-MM-DDTHH:MM:SS[.fraction]Z}; declined outside years 1-9999. */
+    /** {@code YYYY-MM-DDTHH:MM:SS[.fraction]Z} ({@code fraction}: "" or ".digits"); declined outside years 1-9999. */
     private static String utcText(LocalDateTime moment, String fraction) {
         if (moment.getYear() < 1 || moment.getYear() > 9999) {
             throw new Declined();
         }
-        String text = String.format(Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d", moment.getYear(),
-                moment.getMonthValue(), moment.getDayOfMonth(), moment.getHour(), moment.getMinute(),
-                moment.getSecond());
-        return fraction == null || fraction.isEmpty() ? text + "Z" : text + "." + fraction + "Z";
+        return Rows.isoSeconds(moment) + fraction + "Z";
     }
 }

@@ -1,7 +1,9 @@
 package cdclake.jvm;
 
+import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -56,6 +58,21 @@ final class Rows {
     /** A sequence that {@code sortable_sequence} reads as none: "" or "null" (any case). */
     static boolean isNoSequence(Object value) {
         return value instanceof String s && (s.isEmpty() || s.equalsIgnoreCase("null"));
+    }
+
+    /** {@code YYYY-MM-DDTHH:MM:SS} of a wall-clock time, the whole seconds of the rows' ISO texts. */
+    static String isoSeconds(LocalDateTime moment) {
+        return String.format(Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d", moment.getYear(),
+                moment.getMonthValue(), moment.getDayOfMonth(), moment.getHour(), moment.getMinute(),
+                moment.getSecond());
+    }
+
+    /** {@code ".digits"}: {@code units} of a second in {@code places} digits, trailing zeros dropped; "" for none. */
+    static String fraction(long units, int places) {
+        if (units == 0) {
+            return "";
+        }
+        return "." + String.format(Locale.ROOT, "%0" + places + "d", units).replaceFirst("0+$", "");
     }
 
     static boolean isAscii(String text) {
