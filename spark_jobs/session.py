@@ -19,6 +19,8 @@ from urllib.parse import unquote, urlsplit
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
+from cdclake.spark_submit import JAVA_CONF
+
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
 
@@ -99,8 +101,9 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        # UTC and the parallel collector (cdclake.spark_submit.JAVA_OPTIONS says why); under
+        # spark-submit the driver's come from the submitter (spark_job_args).
+        **JAVA_CONF,
         "spark.sql.iceberg.check-ordering": "false",
         # A job's cached frames (normalize's decoded hour, compaction's changes) live for that
         # job: skip the columnar cache's encoders (3.5 s of normalize's 21 s decode of 1M

@@ -99,6 +99,8 @@ def test_retry_policy_per_kind_of_task(parse_bag, path: Path):
 def test_spark_jobs_run_on_spark_default_with_the_project_jars(parse_bag, path: Path):
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
+    from cdclake.spark_submit import JAVA_CONF
+
     for dag in parse_bag(path).dags.values():
         for task in dag.tasks:
             if not isinstance(task, SparkSubmitOperator):
@@ -111,6 +113,8 @@ def test_spark_jobs_run_on_spark_default_with_the_project_jars(parse_bag, path: 
             assert task.jars and str(task.jars).endswith("/spark/*.jar"), (
                 f"{where}: pass jars=cdclake.spark_submit.spark_jars_glob() (else: Cannot find catalog "
                 "plugin class ... SparkCatalog)")
+            # The JVM options are launch-time settings too: UTC and the parallel collector.
+            assert {k: (task.conf or {}).get(k) for k in JAVA_CONF} == JAVA_CONF, where
 
 
 @pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)

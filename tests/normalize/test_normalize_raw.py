@@ -127,3 +127,18 @@ def test_normalize_mixed_hour_twice_gives_exact_rows_quarantine_and_reconciliati
     raw_by_topic = {r["topic"]: r["value"] for r in stats if r["metric"] == "raw_messages"}
     assert raw_by_topic == {t: sum(1 for m in mixed_traffic.messages() if m[0] == t)
                             for t in mixed_traffic.TOPIC_FORMATS}
+
+    # The layout per-table reads rely on: each data file of the hour holds its rows sorted by
+    # table, event time and Kafka position (the table's locally ordered write), read in file order.
+    order = ("database", "table_name", "event_time", "kafka_partition", "kafka_offset", "record_index")
+    in_files: dict[str, list[tuple]] = {}
+    for r in spark.sql(f"SELECT _file, _pos, {', '.join(order)} FROM {CHANGELOG} "
+                       f"WHERE landed_hour = '{HOUR}' ORDER BY _file, _pos").collect():
+        in_files.setdefault(r["_file"], []).append(tuple(r[c] for c in order))
+
+    def sort_key(row: tuple) -> tuple:
+        return tuple((value is not None, value) for value in row)  # nulls first, as Iceberg sorts
+    assert sum(len(rows) for rows in in_files.values()) == len(changelog_rows)
+    assert all(rows == sorted(rows, key=sort_key) for rows in in_files.values())
+    properties = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {CHANGELOG}").collect()}
+    assert properties["write.distribution-mode"] == "none"
