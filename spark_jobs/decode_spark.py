@@ -38,7 +38,7 @@ from spark_jobs.formats import errors, get_decoder
 from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
 from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
 from spark_jobs.formats.decoding import decode_one
-from spark_jobs.session import REUSED
+from spark_jobs.session import REUSED, empty_frame
 
 KIND_ROW, KIND_CONTROL, KIND_REJECTED = "row", "control", "rejected"
 
@@ -317,7 +317,7 @@ def cached_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
             cached.append(declined)
             declined.count()
         else:
-            declined = raw.sparkSession.createDataFrame([], OUTCOME_SCHEMA)
+            declined = empty_frame(raw.sparkSession, OUTCOME_SCHEMA)
         yield (others.unionByName(declined)
                .unionByName(jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)))
     finally:

@@ -31,7 +31,7 @@ from spark_jobs.decode_spark import (
     paired_updates,
 )
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
-from spark_jobs.session import REUSED
+from spark_jobs.session import REUSED, empty_frame
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
 
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             stats = run_stats(raw, counts, paired, hour, run_id)
             totals = reconcile(stats)
         if paired is None:
-            paired = spark.createDataFrame([], ROW_SCHEMA)
+            paired = empty_frame(spark, ROW_SCHEMA)
 
         def total(metric: str) -> int:
             return sum(t.get(metric, 0) for t in totals.values())
