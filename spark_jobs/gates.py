@@ -38,7 +38,7 @@ from spark_jobs import gate_frames
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, tombstone_table_name
 from spark_jobs.publish import current_tables, has_branch
-from spark_jobs.session import REUSED
+from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
 
 if TYPE_CHECKING:
@@ -404,7 +404,7 @@ def write_gate_results(spark: SparkSession, report: GateReport, validated_at: dt
              o.observed, json.dumps({"kwargs": o.kwargs, "table": o.target, "branch": report.branch,
                                      "offending_rows": list(o.offending)}, default=str, sort_keys=True),
              validated_at) for o in report.outcomes]
-    frame = spark.createDataFrame(rows, spark.table(GATE_RESULTS).schema)
+    frame = local_frame(spark, rows, spark.table(GATE_RESULTS).schema)
     replace_small(frame, GATE_RESULTS,
                   (F.col("landed_hour") == F.lit(report.hour).cast("timestamp"))
                   & (F.col("stage") == report.stage))

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdclake.offsets import LedgerNeighbours, OffsetPlan, PartitionRange, check_continuity
+from spark_jobs.session import local_frame
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,7 @@ def write_ledger(spark: SparkSession, plan: OffsetPlan, entries: Sequence[Partit
     recorded_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows = [(e.topic, e.partition, plan.hour, e.planned_start, e.planned_end, e.landed_count,
              e.first_offset, e.last_offset, run_id, e.status, e.message, recorded_at) for e in entries]
-    spark.createDataFrame(rows, schema).createOrReplaceTempView(_LEDGER_UPDATE_VIEW)
+    local_frame(spark, rows, schema).createOrReplaceTempView(_LEDGER_UPDATE_VIEW)
     try:
         spark.sql(f"""
             MERGE INTO {OFFSET_LEDGER} t USING {_LEDGER_UPDATE_VIEW} s

@@ -31,7 +31,7 @@ from spark_jobs.decode_spark import (
     paired_updates,
 )
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
-from spark_jobs.session import REUSED, empty_frame
+from spark_jobs.session import REUSED, empty_frame, local_frame
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             else:
                 _replace_hour(spark, quarantined, QUARANTINE, hour, branch)
         with _timed(seconds, "stats_write"):
-            _replace_stats(spark, spark.createDataFrame(stats, spark.table(RUN_STATS).schema), hour)
+            _replace_stats(spark, local_frame(spark, stats, spark.table(RUN_STATS).schema), hour)
 
     return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
                             total("control_messages"), total("quarantined_messages"), total("change_rows"),
