@@ -4,6 +4,7 @@ exact values, the declared schema, and no Python RDD behind them."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any, cast
 
 import pytest
 
@@ -22,10 +23,10 @@ def test_local_frame_keeps_exact_values_nulls_and_the_schema(spark) -> None:
 
     from spark_jobs.session import local_frame
 
-    schema = StructType.fromDDL(SCHEMA_DDL)
+    schema = cast(StructType, StructType.fromDDL(SCHEMA_DDL))
     hour = dt.datetime(2024, 6, 1, 12)
     aware = dt.datetime(2024, 6, 1, 14, 30, 0, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2)))
-    rows = [
+    rows: list[Any] = [
         ("t1", 2**63 - 1, hour, True, "first", {"a": 9_007_199_254_740_993}),  # beyond a double's
         {"topic": "t2", "offset": None, "landed_hour": aware, "ok": None, "note": None, "counts": None},
     ]
@@ -53,4 +54,5 @@ def test_empty_frame_has_the_schema_and_no_rows(spark) -> None:
     assert frame.schema == OUTCOME_SCHEMA
     assert frame.collect() == []
     assert "ExistingRDD" not in _plan(frame)
-    assert empty_frame(spark, StructType.fromDDL("a int")).schema == StructType.fromDDL("a int")
+    one_column = cast(StructType, StructType.fromDDL("a int"))
+    assert empty_frame(spark, one_column).schema == one_column
