@@ -100,7 +100,7 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     (RAW_MESSAGES, RAW_MESSAGES_DDL, "landed_hour, topic", "topic, `partition`, `offset`"),
     (OFFSET_LEDGER, OFFSET_LEDGER_DDL, "", "landed_hour, topic, `partition`"),
     # Partitioned by landing hour (the unit of replacement); each write task's rows sorted by
-    # table and event time (LOCALLY_ORDERED), so that per-table reads skip files and row groups
+    # table and event time (OWN_PROPERTIES), so that per-table reads skip files and row groups
     # by their min/max statistics.
     (CHANGELOG, CHANGE_ROW_DDL, "landed_hour",
      "database, table_name, event_time, kafka_partition, kafka_offset, record_index"),
@@ -112,14 +112,19 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-# Tables written sorted within each task (Iceberg's ``WRITE LOCALLY ORDERED BY``: distribution
-# mode ``none``), not range-partitioned across tasks (``WRITE ORDERED BY``: a sampling job and a
-# shuffle of every row). The changelog's write tasks read the raw hour, whose files each hold one
-# topic, so a file holds the tables of few topics; its smaller row groups (extra properties) let
-# a read of one table skip the rest of a file. The range write cost normalize 1.6 s more of
-# 12 s for 1M messages (bench/README.md, session 29).
-LOCALLY_ORDERED = frozenset({CHANGELOG})
-EXTRA_PROPERTIES = {CHANGELOG: {"write.parquet.row-group-size-bytes": str(16 * 1024 * 1024)}}
+# Every fixed table's properties, and a table's own (OWN_PROPERTIES) over them.
+PROPERTIES = {
+    "format-version": "2", "write.distribution-mode": "hash", "write.merge.mode": "merge-on-read",
+    "write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read", "write.wap.enabled": "true",
+}
+# The changelog is written sorted within each task (distribution ``none``: Iceberg's ``WRITE
+# LOCALLY ORDERED BY``), not range-partitioned across tasks (``WRITE ORDERED BY``: a sampling job
+# and a shuffle of every row). Its write tasks read the raw hour, whose files each hold one
+# topic, so a file holds the tables of few topics; its smaller row groups let a read of one
+# table skip the rest of a file. The range write cost normalize 1.6 s more of 12 s for 1M
+# messages (bench/README.md, session 29).
+OWN_PROPERTIES = {CHANGELOG: {"write.distribution-mode": "none",
+                              "write.parquet.row-group-size-bytes": str(16 * 1024 * 1024)}}
 
 
 def in_catalog(spark: SparkSession, name: str) -> str:
@@ -143,17 +148,13 @@ def ensure_tables(spark: SparkSession) -> None:
         if spark.catalog.tableExists(name):
             continue
         partition_clause = f"PARTITIONED BY ({partitioning})" if partitioning else ""
-        extra = "".join(f", '{key}'='{value}'" for key, value in EXTRA_PROPERTIES.get(short_name, {}).items())
-        # WRITE LOCALLY ORDERED BY leaves the distribution mode as it was: hash would send all of
-        # an hour's rows to one task.
-        distribution = "none" if short_name in LOCALLY_ORDERED else "hash"
+        properties = {**PROPERTIES, **OWN_PROPERTIES.get(short_name, {})}
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING iceberg {partition_clause} "
-            f"TBLPROPERTIES ('format-version'='2', 'write.distribution-mode'='{distribution}', "
-            "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
-            f"'write.update.mode'='merge-on-read', 'write.wap.enabled'='true'{extra})"
+            "TBLPROPERTIES (" + ", ".join(f"'{k}'='{v}'" for k, v in properties.items()) + ")"
         )
-        locally = "LOCALLY " if short_name in LOCALLY_ORDERED else ""
+        # WRITE LOCALLY ORDERED BY keeps the distribution mode set above (it does not set none).
+        locally = "LOCALLY " if properties["write.distribution-mode"] == "none" else ""
         spark.sql(f"ALTER TABLE {name} WRITE {locally}ORDERED BY {order}")
 
 
