@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +37,6 @@ from spark_jobs.formats import errors, get_decoder
 from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
 from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
 from spark_jobs.formats.decoding import decode_one
-from spark_jobs.session import REUSED, empty_frame
 
 KIND_ROW, KIND_CONTROL, KIND_REJECTED = "row", "control", "rejected"
 
@@ -268,65 +266,20 @@ def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
     change row, control message or rejected message (``_kind``). The messages the JVM fast path
     decodes (:mod:`spark_jobs.jvm_decode`; ``fast_path=False`` or the Spark setting
     ``spark.cdclake.decode.fastPath=false`` turns it off) skip Python. Each read of the frame
-    decodes again; a job that reads it several times uses :func:`cached_outcomes`."""
-    source, python_decoded, fast = _decode_plan(raw, topic_formats, default, fast_path)
+    decodes again (the normalize job streams the fast path's rows into its write instead, see
+    :func:`spark_jobs.normalize.normalize_hour`)."""
+    source, python_decoded, fast = decode_plan(raw, topic_formats, default, fast_path)
     if not fast:
         return source.mapInArrow(python_decoded, OUTCOME_SCHEMA)
     # The messages the JVM fast path declines, and every other topic's, go to the Python decoders.
     tried = jvm_decode.with_fast_rows(source, fast)
-    declined = tried.where(F.col("_fast").isNull()).drop("_fast", "_fast_format")
+    declined = tried.where(jvm_decode.declined()).drop("_fast", "_fast_format")
     return (declined.mapInArrow(python_decoded, OUTCOME_SCHEMA)
             .unionByName(jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)))
 
 
-@contextmanager
-def cached_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
-                    default: TopicFormat | None = None, fast_path: bool = True) -> Iterator[DataFrame]:
-    """:func:`decode_outcomes` for a job that reads the outcomes several times (stats, pairing,
-    writes): every message is decoded once, in the ``with`` block's first step, and the frame
-    yielded reads Spark's cache until the block ends.
-
-    What is cached is what decoding produced, not the outcome records: the Python decoders'
-    outcomes, and the fast topics' messages with the JVM's rows (values dropped where it took
-    them), from which each read projects the outcome records (:func:`jvm_decode.fast_outcomes`,
-    a cheap projection). The JVM's function runs once per message instead of once per branch."""
-    source, python_decoded, fast = _decode_plan(raw, topic_formats, default, fast_path)
-    cached: list[DataFrame] = []
-    try:
-        if not fast:
-            outcomes = source.mapInArrow(python_decoded, OUTCOME_SCHEMA).persist(REUSED)
-            cached.append(outcomes)
-            outcomes.count()
-            yield outcomes
-            return
-        in_fast = F.col("topic").isin(list(fast))
-        others = source.where(~in_fast).mapInArrow(python_decoded, OUTCOME_SCHEMA).persist(REUSED)
-        tried = (jvm_decode.with_fast_rows(source.where(in_fast), fast)
-                 .withColumn("value", F.when(F.col("_fast").isNull(), F.col("value")))
-                 .persist(REUSED))
-        cached += [others, tried]
-        # One job fills both caches (the other topics' Python tasks first, the long ones, the
-        # JVM's tasks beside them) and counts the messages the JVM declined: when it declined
-        # none, no job sends them to Python.
-        is_declined = F.col("_fast").isNull().cast("int").alias("declined")
-        declined_messages = (others.select(F.lit(0).alias("declined"))
-                             .unionByName(tried.select(is_declined)).agg(F.sum("declined")).first())
-        if declined_messages is not None and declined_messages[0]:
-            declined = (tried.where(F.col("_fast").isNull()).drop("_fast", "_fast_format")
-                        .mapInArrow(python_decoded, OUTCOME_SCHEMA).persist(REUSED))
-            cached.append(declined)
-            declined.count()
-        else:
-            declined = empty_frame(raw.sparkSession, OUTCOME_SCHEMA)
-        yield (others.unionByName(declined)
-               .unionByName(jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)))
-    finally:
-        for frame in cached:
-            frame.unpersist()
-
-
-def _decode_plan(raw: DataFrame, topic_formats: dict[str, TopicFormat], default: TopicFormat | None,
-                 fast_path: bool) -> tuple[DataFrame, Any, dict[str, tuple[str, str, int]]]:
+def decode_plan(raw: DataFrame, topic_formats: dict[str, TopicFormat], default: TopicFormat | None = None,
+                fast_path: bool = True) -> tuple[DataFrame, Any, dict[str, tuple[str, str, int]]]:
     """The raw columns decoding reads, the Python decoders' ``mapInArrow`` function, and the
     topics the JVM fast path takes (none when it is off or unavailable)."""
     fallback = default or TopicFormat("auto", FormatOptions())

@@ -27,6 +27,10 @@ from pyspark.sql import functions as F
 from spark_jobs.formats.base import FormatOptions
 
 FUNCTION = "cdclake_fast_decode"
+# The exact count-by-key aggregate (KeyCounts in the jar) that observes what a write streams.
+KEY_COUNTS = "cdclake_key_counts"
+# The outcome kind of a message the fast path declined, in :func:`fast_outcomes` with ``outer``.
+KIND_DECLINED = "declined"
 # The operator's switch: "false" sends every message to the Python decoders.
 SWITCH = "spark.cdclake.decode.fastPath"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
@@ -61,6 +65,8 @@ def register(spark: SparkSession) -> bool:
             # FastDecode.register declares its type (an array of Rows.SCHEMA_DDL structs) and
             # marks it nondeterministic, so that Spark evaluates it once per message.
             spark._jvm.cdclake.jvm.FastDecode.register(spark._jsparkSession, FUNCTION)  # type: ignore[union-attr]
+        if not spark.catalog.functionExists(KEY_COUNTS):
+            spark._jvm.cdclake.jvm.KeyCounts.register(spark._jsparkSession, KEY_COUNTS)  # type: ignore[union-attr]
     except Exception as exc:  # the class is missing: set-up did not build the jar
         _log.warning("JVM fast path unavailable (%s: %s); every message is decoded in Python. "
                      "Run scripts/setup.sh to build it.", type(exc).__name__, str(exc)[:200])
@@ -91,11 +97,15 @@ def with_fast_rows(source: DataFrame, topics: dict[str, tuple[str, str, int]]) -
     return source.withColumn("_fast", fast).withColumn("_fast_format", spec["f"])
 
 
-def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str) -> DataFrame:
+def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str,
+                  outer: bool = False) -> DataFrame:
     """The outcome records (``decode_spark.OUTCOME_SCHEMA``) of the messages the fast path decoded:
     their change rows (``record_index`` each row's place), lineage from the message, the rest as a
-    Python decoder leaves it."""
-    rows = tried.select("*", F.posexplode("_fast").alias("_index", "_row"))  # none for null
+    Python decoder leaves it. With ``outer``, each message it declined (null or no rows) gives
+    one record too, of kind :data:`KIND_DECLINED` and without a row, so that a pass over the
+    records sees every message."""
+    explode = F.posexplode_outer if outer else F.posexplode  # without outer: none for null
+    rows = tried.select("*", explode("_fast").alias("_index", "_row"))
     fast = F.col("_row")
     stamp = kafka_millis("timestamp")
     none = F.lit(None)
@@ -114,7 +124,8 @@ def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str) -
         "kafka_timestamp": stamp, "source_sequence": fast["source_sequence"],
         "source_position": fast["source_position"], "transaction_id": fast["transaction_id"],
         "ddl": none.cast("string"), "warnings": F.array().cast("array<string>"),
-        "_kind": F.lit(row_kind), "_first": F.col("_index") == 0, "_pair_key": fast["pair_key"],
+        "_kind": F.when(fast.isNull(), F.lit(KIND_DECLINED)).otherwise(F.lit(row_kind)) if outer
+        else F.lit(row_kind), "_first": F.col("_index") == 0, "_pair_key": fast["pair_key"],
         "_pair_role": fast["pair_role"], "control_kind": none.cast("string"),
         "format_tried": none.cast("string"), "reason_code": none.cast("string"),
         "reason_message": none.cast("string"), "msg_topic": F.col("topic"),
@@ -122,3 +133,8 @@ def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str) -
         "msg_key": F.col("key"), "msg_value": none.cast("binary"),
     }
     return rows.select(*[values[name].alias(name) for name in outcome_columns])
+
+
+def declined() -> Column:
+    """True for the messages of :func:`with_fast_rows` the fast path did not decode."""
+    return F.col("_fast").isNull() | (F.size("_fast") == 0)

@@ -3,31 +3,35 @@
 Every raw message ends up in exactly one of three places, and the run stats prove it per topic:
 raw messages = messages that produced change rows + control messages + quarantined messages.
 Control messages (heartbeats, transaction markers, tombstones) are counted, not stored as changes.
-Each write replaces the hour, so re-running an hour (or replaying its quarantine after a decoder
-fix, which is the same thing) gives the same tables.
+Each run replaces the hour (the changelog's rows of declined messages and update pairs are appended
+after its replacing write), so re-running an hour (or replaying its quarantine after a decoder fix,
+which is the same thing) gives the same tables.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from spark_jobs import jvm_decode
 from spark_jobs.decode_spark import (
     KIND_CONTROL,
     KIND_REJECTED,
     KIND_ROW,
+    OUTCOME_SCHEMA,
     ROW_SCHEMA,
     TopicFormat,
-    cached_outcomes,
     change_rows,
+    decode_plan,
     paired_updates,
 )
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
@@ -40,6 +44,10 @@ if TYPE_CHECKING:
 STAGE = "normalize"
 # An hour with at most this many quarantined messages writes them as one file from one task.
 SMALL_QUARANTINE = 10_000
+# The raw hour is read in splits of about this many (compressed) bytes. Decoding is bound by the
+# CPU and the raw files are small (one per topic and landing task), so Iceberg's default 128 MB
+# splits make a few uneven tasks: 3 for the bench's 1M messages on 2 cores, the last one alone.
+READ_SPLIT_BYTES = 4 * 1024 * 1024
 
 
 class ReconciliationError(RuntimeError):
@@ -55,8 +63,9 @@ class NormalizeSummary:
     control_messages: int
     quarantined_messages: int
     change_rows: int
-    # Wall-clock seconds of each step (decode, pairing + stats, then the three writes): where an
-    # hour's time went, printed with the counts by the job and read by bench/normalize.
+    # Wall-clock seconds of each step (the Python decoders' cache, the changelog write with the fast
+    # path's decoding, the declined messages and update pairs, the quarantine and stats writes):
+    # where an hour's time went, printed with the counts by the job and read by bench/normalize.
     step_seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -120,30 +129,71 @@ def quarantine_rows(outcomes: DataFrame, hour: dt.datetime, run_id: str) -> Data
 StatKey = tuple[str, str, str | None, str | None, str | None, str | None, str | None]
 
 
-def outcome_counts(outcomes: DataFrame) -> list[Row]:
+# One group of decoded outcomes and its counts (:func:`outcome_counts`, :func:`observed_counts`):
+# msg_topic, _kind, source_format, op, table_name, control_kind, format_tried, reason_code, half
+# (halves of two-message updates), outcomes and messages (their first outcomes).
+OutcomeCount = Mapping[str, Any]
+
+
+def outcome_counts(outcomes: DataFrame) -> list[OutcomeCount]:
     """One aggregation of the decoded outcomes, collected: per topic, kind, format, op, table,
     control kind and rejection reason, and whether the rows are halves of two-message updates,
     the outcomes and the messages (their first outcomes)."""
-    return outcomes.groupBy(
+    return [row.asDict() for row in outcomes.groupBy(
         "msg_topic", "_kind", "source_format", "op", "table_name", "control_kind", "format_tried",
         "reason_code", F.col(PAIR_KEY).isNotNull().alias("half"),
-    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages")).collect()
+    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages")).collect()]
 
 
-def has_update_halves(counts: list[Row]) -> bool:
+def observed_key() -> Column:
+    """What :func:`observed_counts` groups the fast path's outcome records by (no controls or
+    rejections there: the fast path only decodes or declines), as one text:
+    ``topic|kind|op|flags|table``. Kafka topic names, kinds and canonical ops hold no ``|``; the
+    table name, which may, comes last; the four flags (0/1) are: a half of a two-message update,
+    the message's first record, op null, table null. (A JSON array of the same fields cost twice
+    as much in the write.)"""
+    def flag(condition: Column) -> Column:
+        return F.when(condition, F.lit("1")).otherwise(F.lit("0"))
+
+    op, table = F.col("op"), F.col("table_name")
+    return F.concat(F.col("msg_topic"), F.lit("|"), F.col("_kind"), F.lit("|"), F.coalesce(op, F.lit("")),
+                    F.lit("|"), flag(F.col(PAIR_KEY).isNotNull()), flag(F.col("_first")), flag(op.isNull()),
+                    flag(table.isNull()), F.lit("|"), F.coalesce(table, F.lit("")))
+
+
+def observed_counts(observed: str, source_formats: Mapping[str, str]) -> list[OutcomeCount]:
+    """The :func:`outcome_counts` groups of the fast path's outcome records, from the counts by
+    :func:`observed_key` that the changelog write observed (``cdclake_key_counts``, a JSON object);
+    ``source_formats`` is each fast topic's format (a declined message has none)."""
+    outcomes: Counter[tuple[Any, ...]] = Counter()
+    messages: Counter[tuple[Any, ...]] = Counter()
+    for key, count in json.loads(observed).items():
+        topic, kind, op, flags, table_name = key.split("|", 4)
+        half, first, no_op, no_table = (flag == "1" for flag in flags)
+        source_format = None if kind == jvm_decode.KIND_DECLINED else source_formats[topic]
+        group = (topic, kind, source_format, None if no_op else op, None if no_table else table_name, half)
+        outcomes[group] += count
+        messages[group] += count if first else 0
+    names = ("msg_topic", "_kind", "source_format", "op", "table_name", "half")
+    return [{**dict(zip(names, group, strict=True)), "control_kind": None, "format_tried": None,
+             "reason_code": None, "outcomes": count, "messages": messages[group]}
+            for group, count in sorted(outcomes.items(), key=lambda kv: str(kv[0]))]
+
+
+def has_update_halves(counts: list[OutcomeCount]) -> bool:
     """True when the hour has halves of two-message updates to pair (:func:`outcome_counts`)."""
     return any(row["_kind"] == KIND_ROW and row["half"] for row in counts)
 
 
-def run_stats(raw: DataFrame, counts: list[Row], paired: DataFrame | None, hour: dt.datetime,
-              run_id: str) -> list[dict[str, Any]]:
+def run_stats(raw_counts: Mapping[str, int], counts: list[OutcomeCount], paired: DataFrame | None,
+              hour: dt.datetime, run_id: str) -> list[dict[str, Any]]:
     """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic: the raw
-    messages as landed, and what the decoded ones became, from the outcomes' :func:`outcome_counts`
-    and their merged update pairs (``paired``, :func:`~spark_jobs.decode_spark.paired_updates`;
-    None when the hour has no halves)."""
+    messages as landed (``raw_counts``), and what the decoded ones became, from the outcomes'
+    :func:`outcome_counts` and their merged update pairs (``paired``,
+    :func:`~spark_jobs.decode_spark.paired_updates`; None when the hour has no halves)."""
     counts_by: Counter[StatKey] = Counter()
-    for row in raw.groupBy("topic").count().collect():
-        counts_by[(row["topic"], "raw_messages", None, None, None, None, None)] += row["count"]
+    for topic, count in raw_counts.items():
+        counts_by[(topic, "raw_messages", None, None, None, None, None)] += count
     for row in counts:
         topic, kind = row["msg_topic"], row["_kind"]
         if kind == KIND_ROW:
@@ -160,9 +210,9 @@ def run_stats(raw: DataFrame, counts: list[Row], paired: DataFrame | None, hour:
                        None)] += row["outcomes"]
     pairs = [] if paired is None else \
         paired.groupBy("kafka_topic", "source_format", "op", "table_name").count().collect()
-    for row in pairs:
-        counts_by[(row["kafka_topic"], "change_rows", row["source_format"], row["op"], row["table_name"],
-                   None, None)] += row["count"]
+    for pair in pairs:
+        counts_by[(pair["kafka_topic"], "change_rows", pair["source_format"], pair["op"], pair["table_name"],
+                   None, None)] += pair["count"]
     names = ("topic", "metric", "source_format", "op", "table_name", "reason_code", "control_kind")
     return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, **dict(zip(names, key, strict=True)),
              "value": value} for key, value in sorted(counts_by.items(), key=lambda kv: str(kv[0]))
@@ -194,6 +244,11 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
 
     ``branch`` (Iceberg write-audit-publish) writes the changelog and quarantine to that branch
     instead of ``main``; stats always go to ``main`` (gates read them).
+
+    The counts are known once the changelog is written (the fast path's rows are counted as they
+    are written), so a :class:`ReconciliationError` is raised after the changelog write and before
+    the quarantine and stats writes: the hour's changelog (on the audit branch, which is then not
+    published) is new, its stats are not written and the job fails.
     """
     ensure_tables(spark)
     if branch is not None:
@@ -204,38 +259,75 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
                              f"not {branch!r}")
         # A fresh branch from main: a re-run of the hour starts from what analysts see.
         start_audit(spark, (CHANGELOG, QUARANTINE), hour)
-    raw = spark.table(RAW_MESSAGES).where(hour_filter(hour))
+    raw = spark.read.option("split-size", str(READ_SPLIT_BYTES)).table(RAW_MESSAGES).where(hour_filter(hour))
+    source, python_decoded, fast = decode_plan(raw, formats)
+    changelog = table_ref(CHANGELOG, branch)
     seconds: dict[str, float] = {}
-    # Decoded once (the cache is filled in the "decode" step), and the update pairs merged once:
-    # stats, changelog and quarantine all read the cached outcomes and pairs, and the stats are
-    # computed once (written from what was collected), so no decoder or pairing pass runs twice.
+    empty_outcomes = empty_frame(spark, OUTCOME_SCHEMA)
+    no_pairs = empty_frame(spark, ROW_SCHEMA)
+    # Every message is decoded once. The Python decoders' outcomes (the topics without a fast
+    # path) are cached: the changelog, the pairing and the quarantine read them. The fast path's
+    # rows are not: they stream from the raw files into the changelog write, which counts them as
+    # it writes (Dataset.observe). Only the topics where the fast path declined messages or
+    # decoded halves of two-message updates are read again, to decode the declined in Python
+    # and to pair the halves; their rows are appended to the hour.
     with ExitStack() as cache:
-        with _timed(seconds, "decode"):
-            outcomes = cache.enter_context(cached_outcomes(raw, formats))
-        with _timed(seconds, "pair_stats"):
-            counts = outcome_counts(outcomes)
+        def persisted(frame: DataFrame) -> DataFrame:
+            frame = frame.persist(REUSED)
+            cache.callback(frame.unpersist)
+            return frame
+
+        with _timed(seconds, "python_decode"):
+            raw_counts = {row["topic"]: row["count"] for row in raw.groupBy("topic").count().collect()}
+            in_fast = F.col("topic").isin(list(fast))
+            python, counts = empty_outcomes, []
+            if any(topic not in fast for topic in raw_counts):
+                python = persisted(source.where(~in_fast).mapInArrow(python_decoded, OUTCOME_SCHEMA))
+                counts = outcome_counts(python)
+        with _timed(seconds, "changelog_write"):
+            streamed, observation = empty_outcomes, Observation("fast_path")
+            fast_topics = any(topic in fast for topic in raw_counts)
+            if fast_topics:
+                tried = jvm_decode.with_fast_rows(source.where(in_fast), fast)
+                streamed = (jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW, outer=True)
+                            .observe(observation, F.call_function(jvm_decode.KEY_COUNTS, observed_key())
+                                     .alias("counts"))
+                            .where(F.col("_kind") == KIND_ROW))
+            _replace_hour(changelog_rows(python.unionByName(streamed), hour, run_id, no_pairs),
+                          changelog, hour)
+            formats_of = {topic: spec[0] for topic, spec in fast.items()}
+            fast_counts = observed_counts(observation.get["counts"], formats_of) if fast_topics else []
+        with _timed(seconds, "declined_pairs"):
+            again = sorted({c["msg_topic"] for c in fast_counts if c["_kind"] == jvm_decode.KIND_DECLINED
+                            or c["half"]})
+            counts += [c for c in fast_counts if c["_kind"] != jvm_decode.KIND_DECLINED]
+            declined, redecoded = empty_outcomes, empty_outcomes
+            if again:
+                tried = persisted(jvm_decode.with_fast_rows(source.where(F.col("topic").isin(again)), fast))
+                declined = persisted(tried.where(jvm_decode.declined()).drop("_fast", "_fast_format")
+                                     .mapInArrow(python_decoded, OUTCOME_SCHEMA))
+                counts += outcome_counts(declined)
+                redecoded = jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)
             # Pairing (a shuffle and a Python pass) only for an hour with halves to pair.
             paired = None
             if has_update_halves(counts):
-                paired = paired_updates(outcomes).persist(REUSED)
-                cache.callback(paired.unpersist)
-            stats = run_stats(raw, counts, paired, hour, run_id)
+                paired = persisted(paired_updates(python.unionByName(declined).unionByName(redecoded)))
+            if again or paired is not None:
+                changelog_rows(declined, hour, run_id, no_pairs if paired is None else paired) \
+                    .writeTo(changelog).append()
+            stats = run_stats(raw_counts, counts, paired, hour, run_id)
             totals = reconcile(stats)
-        if paired is None:
-            paired = empty_frame(spark, ROW_SCHEMA)
 
         def total(metric: str) -> int:
             return sum(t.get(metric, 0) for t in totals.values())
 
-        with _timed(seconds, "changelog_write"):
-            _replace_hour(spark, changelog_rows(outcomes, hour, run_id, paired), CHANGELOG, hour, branch)
         with _timed(seconds, "quarantine_write"):
-            quarantined = quarantine_rows(outcomes, hour, run_id)
+            quarantined = quarantine_rows(python.unionByName(declined), hour, run_id)
             if total("quarantined_messages") <= SMALL_QUARANTINE:
                 # Usually none or a few: one file, without the range shuffle's sampling job.
                 replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
             else:
-                _replace_hour(spark, quarantined, QUARANTINE, hour, branch)
+                _replace_hour(quarantined, table_ref(QUARANTINE, branch), hour)
         with _timed(seconds, "stats_write"):
             _replace_stats(spark, local_frame(spark, stats, spark.table(RUN_STATS).schema), hour)
 
@@ -249,9 +341,8 @@ def table_ref(table: str, branch: str | None) -> str:
     return f"{table}.branch_{branch}" if branch else table
 
 
-def _replace_hour(spark: SparkSession, df: DataFrame, table: str, hour: dt.datetime,
-                  branch: str | None) -> None:
-    df.writeTo(table_ref(table, branch)).overwrite(hour_filter(hour))
+def _replace_hour(df: DataFrame, table: str, hour: dt.datetime) -> None:
+    df.writeTo(table).overwrite(hour_filter(hour))
 
 
 def _replace_stats(spark: SparkSession, stats: DataFrame, hour: dt.datetime) -> None:

@@ -157,8 +157,10 @@ def backfill_runs(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str,
 
 
 def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, reprocess: str = "completed",
-             wait: bool = False, timeout_s: float = 6 * 3600, out: TextIO = sys.stderr) -> int:
-    """Backfill the hours ``[start, end)`` on the running scheduler; with ``wait``, follow them."""
+             wait: bool = False, timeout_s: float = 6 * 3600, out: TextIO | None = None) -> int:
+    """Backfill the hours ``[start, end)`` on the running scheduler; with ``wait``, follow them
+    (progress to ``out``, by default sys.stderr as it is when called)."""
+    out = sys.stderr if out is None else out
     hours = hours_between(start, end)
     if _running(config) is None:
         raise CdclakeError("Airflow is not running: start it with `cdclake airflow start`")

@@ -162,8 +162,10 @@ def produce(bootstrap: str, messages: list[DemoMessage]) -> None:
         raise RuntimeError("not every demo message was delivered to Kafka")
 
 
-def run_demo(home: Path, out: TextIO = sys.stdout) -> int:
+def run_demo(home: Path, out: TextIO | None = None) -> int:
     from cdclake import kafka_broker
+
+    out = sys.stdout if out is None else out  # as it is when called, not at import
 
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)

@@ -63,7 +63,9 @@ def _bar(done: int, total: int, label: str) -> str:
 
 
 def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
-              conf: dict[str, object] | None = None, out: TextIO = sys.stderr) -> list[Path]:
+              conf: dict[str, object] | None = None, out: TextIO | None = None) -> list[Path]:
+    # sys.stderr as it is when called (a default argument would keep the one at import time).
+    out = sys.stderr if out is None else out
     hours = hours_between(start, end)
     ensure_airflow_db(config)
     log_dir = airflow_home(config) / "run-logs"

@@ -1,8 +1,9 @@
 """The JVM fast path gives exactly the Python decoders' outcomes, and declines what it should.
 
-Every message is decoded three times per test: ``decode_outcomes`` with the fast path and without
-it (Python only, the reference), and ``cached_outcomes`` (the normalize job's: each message decoded
-once, the JVM's rows cached); the three outcome tables must be equal, whole rows.
+Every message is decoded twice per test: ``decode_outcomes`` with the fast path and without it
+(Python only, the reference); the two outcome tables must be equal, whole rows. (The normalize
+job's own way through the same decoders, streamed and observed, is checked against the CLI's rows
+by ``tests/normalize``.)
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _both_paths(spark, records: list[tuple], formats: dict[str, Any]) -> tuple[l
     from pyspark.sql import functions as F
 
     from spark_jobs import jvm_decode
-    from spark_jobs.decode_spark import cached_outcomes, decode_outcomes
+    from spark_jobs.decode_spark import decode_outcomes
 
     raw = spark.createDataFrame(records, RAW_DDL).repartition(2)
 
@@ -44,10 +45,7 @@ def _both_paths(spark, records: list[tuple], formats: dict[str, Any]) -> tuple[l
         return ordered(decode_outcomes(raw, formats, fast_path=fast_path))
 
     assert jvm_decode.register(spark)
-    with cached_outcomes(raw, formats) as outcomes:
-        cached = ordered(outcomes)
     with_fast = collected(True)
-    assert cached == with_fast
     fast = {t: (f.format_id, f.options.source_timezone, f.options.max_value_bytes)
             for t, f in formats.items() if jvm_decode.takes_topic(f.format_id, f.options)}
     taken = jvm_decode.with_fast_rows(raw.select("topic", "partition", "offset", "timestamp", "key",

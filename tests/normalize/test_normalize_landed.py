@@ -82,8 +82,8 @@ def test_landed_mixed_hour_normalizes_exactly_and_reruns_identically(spark, conf
         assert r["kafka_timestamp"] == dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ts)
 
     assert (first.raw_messages, second.raw_messages) == (len(sent), len(sent))
-    assert list(second.step_seconds) == ["decode", "pair_stats", "changelog_write", "quarantine_write",
-                                         "stats_write"]
+    assert list(second.step_seconds) == ["python_decode", "changelog_write", "declined_pairs",
+                                         "quarantine_write", "stats_write"]
     assert all(seconds > 0 for seconds in second.step_seconds.values())
     assert (second.decoded_messages, second.control_messages, second.quarantined_messages) == \
         (len(sent) - 8, 3, 5)
