@@ -273,9 +273,15 @@ def decode_outcomes(raw: DataFrame, topic_formats: dict[str, TopicFormat],
         return source.mapInArrow(python_decoded, OUTCOME_SCHEMA)
     # The messages the JVM fast path declines, and every other topic's, go to the Python decoders.
     tried = jvm_decode.with_fast_rows(source, fast)
-    declined = tried.where(jvm_decode.declined()).drop("_fast", "_fast_format")
-    return (declined.mapInArrow(python_decoded, OUTCOME_SCHEMA)
+    return (declined_outcomes(tried, python_decoded)
             .unionByName(jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)))
+
+
+def declined_outcomes(tried: DataFrame, python_decoded: Any) -> DataFrame:
+    """The Python decoders' outcomes of the messages of ``tried`` (:func:`jvm_decode.with_fast_rows`)
+    that the fast path declined; ``python_decoded`` is :func:`decode_plan`'s function."""
+    return (tried.where(jvm_decode.declined()).drop("_fast", "_fast_format")
+            .mapInArrow(python_decoded, OUTCOME_SCHEMA))
 
 
 def decode_plan(raw: DataFrame, topic_formats: dict[str, TopicFormat], default: TopicFormat | None = None,

@@ -31,6 +31,7 @@ from spark_jobs.decode_spark import (
     ROW_SCHEMA,
     TopicFormat,
     change_rows,
+    declined_outcomes,
     decode_plan,
     paired_updates,
 )
@@ -305,8 +306,7 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             declined, redecoded = empty_outcomes, empty_outcomes
             if again:
                 tried = persisted(jvm_decode.with_fast_rows(source.where(F.col("topic").isin(again)), fast))
-                declined = persisted(tried.where(jvm_decode.declined()).drop("_fast", "_fast_format")
-                                     .mapInArrow(python_decoded, OUTCOME_SCHEMA))
+                declined = persisted(declined_outcomes(tried, python_decoded))
                 counts += outcome_counts(declined)
                 redecoded = jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)
             # Pairing (a shuffle and a Python pass) only for an hour with halves to pair.
