@@ -46,12 +46,19 @@ TEMPLATES = [
 ]
 
 
-def _template(fixture: str, index: int) -> str:
+def template(fixture: str, index: int) -> str:
+    """A fixture's message (its ``index``-th line) as compact JSON."""
     lines = [line for line in (ROOT / "tests" / "fixtures" / fixture).read_text().splitlines()
              if line.strip() and not line.startswith("#")]
-    doc = json.loads(lines[index])
-    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
-    return text
+    return json.dumps(json.loads(lines[index]), separators=(",", ":"), ensure_ascii=False)
+
+
+def padded_template(fixture: str, index: int) -> str:
+    """:func:`template` padded to about 1 KB with an extra top-level field that decoders ignore
+    (``bench_pad``); a longer message is left as it is."""
+    text = template(fixture, index)
+    pad = max(0, 1000 - len(text.encode()))
+    return text[:-1] + ',"bench_pad":"' + "x" * pad + '"}'
 
 
 def main() -> int:
@@ -82,24 +89,16 @@ def main() -> int:
     config = load_config()
     spark = build_session(settings_from_config(config, app_name="cdclake-bench-normalize"))
     ensure_tables(spark)
-    templates = []
-    for topic, _fmt, fixture, index in TEMPLATES:
-        text = _template(fixture, index)
-        pad = max(0, 1000 - len(text.encode()))
-        templates.append((topic, text, pad))
+    templates = [(topic, padded_template(fixture, index)) for topic, _fmt, fixture, index in TEMPLATES]
     print(f"cores: {os.cpu_count()}, messages: {args.messages}, templates: {len(templates)}")
     t0 = time.perf_counter()
-    tdf = spark.createDataFrame(
-        [(i, topic, text, pad) for i, (topic, text, pad) in enumerate(templates)],
-        "t int, topic string, text string, pad int")
+    tdf = spark.createDataFrame([(i, topic, text) for i, (topic, text) in enumerate(templates)],
+                                "t int, topic string, text string")
     n = len(templates)
     raw = (spark.range(args.messages)
            .withColumn("t", (F.col("id") % n).cast("int"))
            .join(F.broadcast(tdf), "t")
-           # Pad each message to ~1 KB with an extra top-level field decoders ignore.
-           .withColumn("value", F.encode(F.concat(
-               F.expr("substring(text, 1, length(text) - 1)"),
-               F.lit(',"bench_pad":"'), F.expr("repeat('x', pad)"), F.lit('"}')), "UTF-8"))
+           .withColumn("value", F.encode("text", "UTF-8"))
            .select("topic", F.lit(0).alias("partition"), F.col("id").alias("offset"),
                    F.lit(HOUR + dt.timedelta(minutes=5)).cast("timestamp").alias("timestamp"),
                    F.lit(0).alias("timestamp_type"), F.lit(None).cast("binary").alias("key"), "value",

@@ -60,7 +60,7 @@ def main() -> int:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
-    from bench.normalize.run import TEMPLATES, _template
+    from bench.normalize.run import TEMPLATES, template
 
     workdir = Path(tempfile.mkdtemp(prefix="cdclake-exact-json-"))
     try:
@@ -82,7 +82,7 @@ def main() -> int:
             return 1
 
         templates = spark.createDataFrame(
-            [(i, _template(fixture, index)) for i, (_t, _f, fixture, index) in enumerate(TEMPLATES)],
+            [(i, template(fixture, index)) for i, (_t, _f, fixture, index) in enumerate(TEMPLATES)],
             "t int, text string")
         messages = (spark.range(args.messages)
                     .withColumn("t", (F.col("id") % len(TEMPLATES)).cast("int"))

@@ -69,18 +69,11 @@ final class CanalFamily {
             "nvarchar2");
     private static final Set<String> BINARY_NAMES = Set.of("binary", "varbinary", "blob",
             "tinyblob", "mediumblob", "longblob", "bytea", "raw", "long raw", "image");
-    private static final Pattern LONG_TEXT = Pattern.compile("-?\\d{1,18}");
     private static final Pattern DECIMAL_TEXT = Pattern.compile("-?\\d{1,400}(?:\\.\\d{1,400})?");
     private static final Pattern DOUBLE_TEXT =
             Pattern.compile("-?\\d{1,400}(?:\\.\\d{1,400})?(?:[eE][+-]?\\d{1,4})?");
     private static final Pattern DATE_TEXT = Pattern.compile("(\\d{4})-(\\d{2})-(\\d{2})");
-    private static final Pattern WALL_CLOCK_TEXT = Pattern.compile(
-            "(\\d{4})-(\\d{2})-(\\d{2})[ T](\\d{2}):(\\d{2}):(\\d{2})(?:\\.(\\d{1,9}))?");
     private static final Pattern EPOCH_SECONDS_TEXT = Pattern.compile("(\\d{1,12})(?:\\.(\\d{1,30}))?");
-    private static final Pattern SEQUENCE = Pattern.compile("\\d{1,18}");
-    /** {@code _SECONDS_RANGE}: an epoch number of at most 11 digits is seconds, else milliseconds. */
-    private static final Pattern SECONDS_RANGE = Pattern.compile("[1-9]\\d{0,10}");
-    private static final Pattern EPOCH_INTEGER = Pattern.compile("\\d{1,15}");
     /** The last second a row can hold (9999-12-31T23:59:59Z). */
     private static final long MAX_SECONDS = 253_402_300_799L;
 
@@ -327,7 +320,7 @@ final class CanalFamily {
             case STRING:
                 return text;
             case LONG:
-                return LONG_TEXT.matcher(text).matches() ? Long.toString(Long.parseLong(text)) : null;
+                return Rows.isLongText(text) ? Long.toString(Long.parseLong(text)) : null;
             case DECIMAL:
                 return DECIMAL_TEXT.matcher(text).matches() ? new BigDecimal(text).toPlainString() : null;
             case DOUBLE: {
@@ -381,24 +374,50 @@ final class CanalFamily {
 
     /** {@code wall_clock_text} of {@code YYYY-MM-DD[ T]HH:MM:SS[.fraction]}; null otherwise. */
     private static String wallClock(String text) {
-        Matcher match = WALL_CLOCK_TEXT.matcher(text);
-        if (!match.matches()) {
+        // YYYY-MM-DD[ T]HH:MM:SS[.1-9 digits], checked by hand: a regular expression's groups
+        // cost more than the rest of a Canal message's conversion.
+        int n = text.length();
+        if (n != 19 && (n < 21 || n > 29 || text.charAt(19) != '.')
+                || text.charAt(4) != '-' || text.charAt(7) != '-' || text.charAt(13) != ':'
+                || text.charAt(16) != ':' || text.charAt(10) != ' ' && text.charAt(10) != 'T'
+                || !digitsAt(text, 0, 4) || !digitsAt(text, 5, 2) || !digitsAt(text, 8, 2)
+                || !digitsAt(text, 11, 2) || !digitsAt(text, 14, 2) || !digitsAt(text, 17, 2)
+                || n > 19 && !digitsAt(text, 20, n - 20)) {
             return null;
         }
         try {
-            int year = Integer.parseInt(match.group(1));
+            int year = number(text, 0, 4);
             if (year < 1) {
                 return null;
             }
-            LocalDateTime.of(year, Integer.parseInt(match.group(2)), Integer.parseInt(match.group(3)),
-                    Integer.parseInt(match.group(4)), Integer.parseInt(match.group(5)),
-                    Integer.parseInt(match.group(6)));
+            LocalDateTime.of(year, number(text, 5, 2), number(text, 8, 2), number(text, 11, 2),
+                    number(text, 14, 2), number(text, 17, 2));
         } catch (DateTimeException e) {
             return null;
         }
         String out = text.substring(0, 10) + "T" + text.substring(11, 19);
-        String fraction = stripZeros(match.group(7));
+        String fraction = n > 19 ? stripZeros(text.substring(20)) : "";
         return fraction.isEmpty() ? out : out + "." + fraction;
+    }
+
+    /** True when {@code text} has {@code count} ASCII digits from {@code from}. */
+    private static boolean digitsAt(String text, int from, int count) {
+        for (int i = from; i < from + count; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The number of {@code count} ASCII digits from {@code from} (checked by {@link #digitsAt}). */
+    private static int number(String text, int from, int count) {
+        int value = 0;
+        for (int i = from; i < from + count; i++) {
+            value = value * 10 + (text.charAt(i) - '0');
+        }
+        return value;
     }
 
     /** {@code iso_utc_from_epoch_text(text, "s")}: every fraction digit kept. */
@@ -517,18 +536,20 @@ final class CanalFamily {
     /** {@code _epoch_ms}: epoch milliseconds (seconds below 10^11) as microseconds; null to decline. */
     private static Long epochMillis(Object value) {
         String text = value instanceof String s ? s : value instanceof Json.Num n && n.integer() ? n.text() : null;
-        if (text == null || !EPOCH_INTEGER.matcher(text).matches()) {
+        if (text == null || !Rows.isDigits(text, false, 1, 15)) {
             return null;
         }
         long number = Long.parseLong(text);
-        long micros = SECONDS_RANGE.matcher(text).matches() ? number * 1_000_000L : number * 1_000L;
+        // _SECONDS_RANGE ([1-9]\d{0,10}): an epoch number of at most 11 digits is seconds, else milliseconds.
+        boolean seconds = text.length() <= 11 && text.charAt(0) != '0';
+        long micros = seconds ? number * 1_000_000L : number * 1_000L;
         return micros > Rows.MAX_MICROS ? null : micros;
     }
 
     /** {@code _sequence}: digits zero-padded to 20; null for none or anything else. */
     private static String sequence(Object value) {
         String text = value instanceof String s ? s : value instanceof Json.Num n && n.integer() ? n.text() : null;
-        if (text == null || !SEQUENCE.matcher(text).matches()) {
+        if (text == null || !Rows.isDigits(text, false, 1, 18)) {
             return null;
         }
         String digits = Long.toString(Long.parseLong(text));

@@ -34,9 +34,6 @@ final class DataWorksJson {
     private static final Set<String> TYPES = Set.of("LONG", "DOUBLE", "BOOLEAN", "DATE", "BYTES", "STRING");
     private static final Map<String, String> LOGICAL = Map.of("LONG", "LONG", "DOUBLE", "DOUBLE",
             "BOOLEAN", "BOOLEAN", "DATE", "TIMESTAMP", "BYTES", "BINARY", "STRING", "STRING");
-    private static final Pattern LONG_TEXT = Pattern.compile("-?\\d{1,18}");
-    private static final Pattern EPOCH_MILLIS = Pattern.compile("\\d{1,15}");
-    private static final Pattern NEGATIVE_INTEGER = Pattern.compile("-\\d{1,18}");
     private static final Pattern BASE64 = Pattern.compile("[A-Za-z0-9+/]*={0,2}");
     /** What {@link #imageData} returns for an image the fast path leaves to Python. */
     private static final Map<?, ?> UNREADABLE_IMAGE = Map.of("", "");
@@ -227,7 +224,7 @@ final class DataWorksJson {
                 if (value instanceof Boolean flag) {
                     return flag ? "1" : "0";
                 }
-                return text != null && LONG_TEXT.matcher(text).matches() ? Long.toString(Long.parseLong(text)) : null;
+                return text != null && Rows.isLongText(text) ? Long.toString(Long.parseLong(text)) : null;
             case "BOOLEAN":
                 if (value instanceof Boolean flag) {
                     return flag.toString();
@@ -241,7 +238,7 @@ final class DataWorksJson {
                     default -> null;
                 };
             case "DATE":
-                return text != null && EPOCH_MILLIS.matcher(text).matches() ? isoFromEpochMillis(text) : null;
+                return text != null && Rows.isDigits(text, false, 1, 15) ? isoFromEpochMillis(text) : null;
             case "BYTES":
                 return value instanceof String s ? base64(s) : null;
             default: // DOUBLE, STRING: the value as written
@@ -273,7 +270,7 @@ final class DataWorksJson {
 
     /** {@code times}: epoch milliseconds as microseconds; null when absent, unset (below 0) or to decline. */
     private static Long epochMillis(Object value) {
-        if (!(value instanceof Json.Num n) || !n.integer() || !EPOCH_MILLIS.matcher(n.text()).matches()) {
+        if (!(value instanceof Json.Num n) || !n.integer() || !Rows.isDigits(n.text(), false, 1, 15)) {
             return null;
         }
         long millis = Long.parseLong(n.text());
@@ -282,7 +279,7 @@ final class DataWorksJson {
 
     /** A time Python reads as unset: a negative integer (DataWorks' -1 on full-load rows). */
     private static boolean unsetTime(Object value) {
-        return value instanceof Json.Num n && n.integer() && NEGATIVE_INTEGER.matcher(n.text()).matches()
+        return value instanceof Json.Num n && n.integer() && n.text().startsWith("-") && Rows.isLongText(n.text())
                 && !n.text().chars().skip(1).allMatch(c -> c == '0');
     }
 }

@@ -10,7 +10,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 import org.apache.spark.sql.Row;
 
 /**
@@ -41,7 +40,6 @@ final class DebeziumJson {
     private static final String[] TIME_FIELDS = {"ts_ns", "ts_us", "ts_usec", "ts_micro", "ts_ms", "ts_sec"};
     private static final long[] TIME_FACTORS = {-1000, 1, 1, 1, 1000, 1_000_000};
     /** An epoch count as the fast path takes it: a non-negative long (ts_ns has 19 digits). */
-    private static final Pattern EPOCH = Pattern.compile("\\d{1,18}|[1-8]\\d{18}");
     private static final String[] POSITION_FIELDS = {"lsn", "change_lsn", "scn", "commit_lsn",
             "commit_scn", "commit_ts", "vgtid"};
     private static final String[] TRANSACTION_FIELDS = {"txId", "gtid", "xid", "server_transaction_id",
@@ -274,9 +272,15 @@ final class DebeziumJson {
         return 0L;
     }
 
+    /** {@code \\d{1,18}|[1-8]\\d{18}}: a non-negative integer a long holds, as sent. */
+    private static boolean isEpochText(String text) {
+        return Rows.isDigits(text, false, 1, 18)
+                || Rows.isDigits(text, false, 19, 19) && text.charAt(0) >= '1' && text.charAt(0) <= '8';
+    }
+
     /** A non-negative integer in a unit (factor: microseconds per unit, negative: units per microsecond). */
     private static Long micros(Object value, long factor) {
-        if (!(value instanceof Json.Num n) || !n.integer() || !EPOCH.matcher(n.text()).matches()) {
+        if (!(value instanceof Json.Num n) || !n.integer() || !isEpochText(n.text())) {
             return null;
         }
         long number = Long.parseLong(n.text());

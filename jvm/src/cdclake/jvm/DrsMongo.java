@@ -30,7 +30,6 @@ final class DrsMongo {
             Map.of("INSERT", "INSERT", "UPDATE", "UPDATE", "DELETE", "DELETE");
     private static final List<String> KEY_COLUMNS = List.of("_id");
     private static final Pattern LETTERS = Pattern.compile("[A-Za-z]+");
-    private static final Pattern EPOCH_MILLIS = Pattern.compile("-?[0-9]{1,15}");
     /** Python's ASCII whitespace (what {@code str.strip} and {@code \s} take of ASCII text). */
     private static final String SPACE = "[ \\t\\n\\r\\f\\u000b\\u001c-\\u001f]*";
     private static final Pattern CLUSTER_TIME =
@@ -249,7 +248,7 @@ final class DrsMongo {
     /** {@code epoch_micros(value, "ms")} of integer epoch milliseconds; null unless in range. */
     private static Long epochMicros(Object value) {
         String text = value instanceof String s ? s : value instanceof Json.Num num && num.integer() ? num.text() : null;
-        if (text == null || !EPOCH_MILLIS.matcher(text).matches()) {
+        if (text == null || !Rows.isDigits(text, true, 1, 15)) {
             return null;
         }
         long micros = Long.parseLong(text) * 1000L;

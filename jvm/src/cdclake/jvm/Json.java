@@ -34,12 +34,15 @@ final class Json {
 
     /** The document of {@code value}, or null when the fast path must not read it. */
     static Object parse(byte[] value) {
-        if (!Utf8.isStrict(value) || value.length >= 3 && value[0] == (byte) 0xEF
+        int scanned = Utf8.scan(value);
+        if (scanned == Utf8.INVALID || value.length >= 3 && value[0] == (byte) 0xEF
                 && value[1] == (byte) 0xBB && value[2] == (byte) 0xBF) {
             return null; // not UTF-8 as Python decodes it, or a byte-order mark
         }
         try (JsonParser parser = FACTORY.createParser(value)) {
-            Object document = read(parser, false);
+            // A lone surrogate can only come from a \\u escape (scan refuses encoded ones), so
+            // a document without a backslash has none and its strings need no check.
+            Object document = read(parser, false, scanned == Utf8.BACKSLASH);
             return document == UNREADABLE ? null : document;
         } catch (IOException e) {
             return null;
@@ -59,19 +62,19 @@ final class Json {
             return UNREADABLE;
         }
         try (JsonParser parser = FACTORY.createParser(text)) {
-            return read(parser, uniqueNames);
+            return read(parser, uniqueNames, true);
         } catch (IOException e) {
             return UNREADABLE;
         }
     }
 
-    private static Object read(JsonParser parser, boolean uniqueNames) throws IOException {
+    private static Object read(JsonParser parser, boolean uniqueNames, boolean escaped) throws IOException {
         try {
             JsonToken first = parser.nextToken();
             if (first == null) {
                 return UNREADABLE;
             }
-            Object document = read(parser, first, uniqueNames);
+            Object document = read(parser, first, uniqueNames, escaped);
             return parser.nextToken() == null ? document : UNREADABLE;
         } catch (IOException | Unreadable e) {
             return UNREADABLE;
@@ -87,14 +90,15 @@ final class Json {
         }
     }
 
-    private static Object read(JsonParser parser, JsonToken token, boolean uniqueNames) throws IOException {
+    private static Object read(JsonParser parser, JsonToken token, boolean uniqueNames, boolean escaped)
+            throws IOException {
         switch (token) {
             case START_OBJECT: {
                 Map<String, Object> object = new LinkedHashMap<>();
                 JsonToken next;
                 while ((next = parser.nextToken()) == JsonToken.FIELD_NAME) {
-                    String name = checked(parser.currentName());
-                    Object item = read(parser, parser.nextToken(), uniqueNames);
+                    String name = escaped ? checked(parser.currentName()) : parser.currentName();
+                    Object item = read(parser, parser.nextToken(), uniqueNames, escaped);
                     if (uniqueNames && object.containsKey(name)) {
                         throw new Unreadable(); // Python keeps such a JSON value as sent, warned
                     }
@@ -112,12 +116,12 @@ final class Json {
                     if (next == null) {
                         throw new Unreadable();
                     }
-                    array.add(read(parser, next, uniqueNames));
+                    array.add(read(parser, next, uniqueNames, escaped));
                 }
                 return array;
             }
             case VALUE_STRING:
-                return checked(parser.getText());
+                return escaped ? checked(parser.getText()) : parser.getText();
             case VALUE_NUMBER_INT:
                 return new Num(parser.getText(), true);
             case VALUE_NUMBER_FLOAT:

@@ -51,7 +51,6 @@ final class MongoShell {
     private static final BigInteger INT32_MAX = BigInteger.valueOf(Integer.MAX_VALUE);
     private static final Pattern HEX24 = Pattern.compile("[0-9a-fA-F]{24}");
     private static final Pattern INTEGER = Pattern.compile("[+-]?[0-9]{1,30}");
-    private static final Pattern EPOCH_MILLIS = Pattern.compile("-?[0-9]{1,15}");
     private static final Pattern DAY = Pattern.compile("([0-9]{4})-([0-9]{2})-([0-9]{2})");
     // iso_from_date_text's pattern (ASCII digits, spaces only before the zone).
     private static final Pattern INSTANT = Pattern.compile("([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]"
@@ -420,7 +419,7 @@ final class MongoShell {
                     if (arg instanceof String iso) {
                         return new IsoDate(isoFromText(iso));
                     }
-                    if (arg instanceof Json.Num num && EPOCH_MILLIS.matcher(num.text()).matches()) {
+                    if (arg instanceof Json.Num num && Rows.isDigits(num.text(), true, 1, 15)) {
                         return new IsoDate(isoFromMillis(Long.parseLong(num.text())));
                     }
                     break;

@@ -1,7 +1,6 @@
 package cdclake.jvm;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -119,7 +118,14 @@ final class OmsDefault {
             return List.of();
         }
         String separator = !text.contains(KEY_SEPARATOR) && text.contains("\\u0001") ? "\\u0001" : KEY_SEPARATOR;
-        return Arrays.asList(text.split(Pattern.quote(separator), -1));
+        List<String> parts = new ArrayList<>();
+        int start = 0;
+        for (int at = text.indexOf(separator); at >= 0; at = text.indexOf(separator, start)) {
+            parts.add(text.substring(start, at));
+            start = at + separator.length();
+        }
+        parts.add(text.substring(start));
+        return parts;
     }
 
     /** {@code allMetaData.timestamp} (epoch seconds) as epoch microseconds; null to decline. */

@@ -75,6 +75,31 @@ final class Rows {
         return "." + String.format(Locale.ROOT, "%0" + places + "d", units).replaceFirst("0+$", "");
     }
 
+    /**
+     * True when {@code text} is {@code min} to {@code max} ASCII digits, after one leading minus
+     * sign when {@code signed} (a regular expression's {@code -?\\d{min,max}}, without one's cost:
+     * these run for every integer value and time of a message).
+     */
+    static boolean isDigits(String text, boolean signed, int min, int max) {
+        int start = signed && !text.isEmpty() && text.charAt(0) == '-' ? 1 : 0;
+        int count = text.length() - start;
+        if (count < min || count > max) {
+            return false;
+        }
+        for (int i = start, n = text.length(); i < n; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code -?\\d{1,18}}: an integer that a long holds, as sent. */
+    static boolean isLongText(String text) {
+        return isDigits(text, true, 1, 18);
+    }
+
     static boolean isAscii(String text) {
         return text.chars().allMatch(c -> c < 0x80);
     }
