@@ -380,44 +380,24 @@ final class CanalFamily {
         if (n != 19 && (n < 21 || n > 29 || text.charAt(19) != '.')
                 || text.charAt(4) != '-' || text.charAt(7) != '-' || text.charAt(13) != ':'
                 || text.charAt(16) != ':' || text.charAt(10) != ' ' && text.charAt(10) != 'T'
-                || !digitsAt(text, 0, 4) || !digitsAt(text, 5, 2) || !digitsAt(text, 8, 2)
-                || !digitsAt(text, 11, 2) || !digitsAt(text, 14, 2) || !digitsAt(text, 17, 2)
-                || n > 19 && !digitsAt(text, 20, n - 20)) {
+                || !Rows.digitsAt(text, 0, 4) || !Rows.digitsAt(text, 5, 2) || !Rows.digitsAt(text, 8, 2)
+                || !Rows.digitsAt(text, 11, 2) || !Rows.digitsAt(text, 14, 2) || !Rows.digitsAt(text, 17, 2)
+                || n > 19 && !Rows.digitsAt(text, 20, n - 20)) {
             return null;
         }
         try {
-            int year = number(text, 0, 4);
+            int year = Rows.number(text, 0, 4);
             if (year < 1) {
                 return null;
             }
-            LocalDateTime.of(year, number(text, 5, 2), number(text, 8, 2), number(text, 11, 2),
-                    number(text, 14, 2), number(text, 17, 2));
+            LocalDateTime.of(year, Rows.number(text, 5, 2), Rows.number(text, 8, 2), Rows.number(text, 11, 2),
+                    Rows.number(text, 14, 2), Rows.number(text, 17, 2));
         } catch (DateTimeException e) {
             return null;
         }
         String out = text.substring(0, 10) + "T" + text.substring(11, 19);
         String fraction = n > 19 ? stripZeros(text.substring(20)) : "";
         return fraction.isEmpty() ? out : out + "." + fraction;
-    }
-
-    /** True when {@code text} has {@code count} ASCII digits from {@code from}. */
-    private static boolean digitsAt(String text, int from, int count) {
-        for (int i = from; i < from + count; i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** The number of {@code count} ASCII digits from {@code from} (checked by {@link #digitsAt}). */
-    private static int number(String text, int from, int count) {
-        int value = 0;
-        for (int i = from; i < from + count; i++) {
-            value = value * 10 + (text.charAt(i) - '0');
-        }
-        return value;
     }
 
     /** {@code iso_utc_from_epoch_text(text, "s")}: every fraction digit kept. */

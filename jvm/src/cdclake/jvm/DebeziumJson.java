@@ -39,7 +39,6 @@ final class DebeziumJson {
     /** {@code _TIME_FIELDS}, finest first, and their units in microseconds (negative: divide). */
     private static final String[] TIME_FIELDS = {"ts_ns", "ts_us", "ts_usec", "ts_micro", "ts_ms", "ts_sec"};
     private static final long[] TIME_FACTORS = {-1000, 1, 1, 1, 1000, 1_000_000};
-    /** An epoch count as the fast path takes it: a non-negative long (ts_ns has 19 digits). */
     private static final String[] POSITION_FIELDS = {"lsn", "change_lsn", "scn", "commit_lsn",
             "commit_scn", "commit_ts", "vgtid"};
     private static final String[] TRANSACTION_FIELDS = {"txId", "gtid", "xid", "server_transaction_id",
@@ -272,7 +271,10 @@ final class DebeziumJson {
         return 0L;
     }
 
-    /** {@code \\d{1,18}|[1-8]\\d{18}}: a non-negative integer a long holds, as sent. */
+    /**
+     * An epoch count as the fast path takes it ({@code \d{1,18}|[1-8]\d{18}}): a non-negative
+     * long, as sent (ts_ns has 19 digits).
+     */
     private static boolean isEpochText(String text) {
         return Rows.isDigits(text, false, 1, 18)
                 || Rows.isDigits(text, false, 19, 19) && text.charAt(0) >= '1' && text.charAt(0) <= '8';

@@ -77,7 +77,7 @@ final class Rows {
 
     /**
      * True when {@code text} is {@code min} to {@code max} ASCII digits, after one leading minus
-     * sign when {@code signed} (a regular expression's {@code -?\\d{min,max}}, without one's cost:
+     * sign when {@code signed} (a regular expression's {@code -?\d{min,max}}, without one's cost:
      * these run for every integer value and time of a message).
      */
     static boolean isDigits(String text, boolean signed, int min, int max) {
@@ -86,7 +86,12 @@ final class Rows {
         if (count < min || count > max) {
             return false;
         }
-        for (int i = start, n = text.length(); i < n; i++) {
+        return digitsAt(text, start, count);
+    }
+
+    /** True when {@code text} has {@code count} ASCII digits from {@code from}. */
+    static boolean digitsAt(String text, int from, int count) {
+        for (int i = from; i < from + count; i++) {
             char c = text.charAt(i);
             if (c < '0' || c > '9') {
                 return false;
@@ -95,7 +100,16 @@ final class Rows {
         return true;
     }
 
-    /** {@code -?\\d{1,18}}: an integer that a long holds, as sent. */
+    /** The number that {@code count} ASCII digits from {@code from} write (see {@link #digitsAt}). */
+    static int number(String text, int from, int count) {
+        int value = 0;
+        for (int i = from; i < from + count; i++) {
+            value = value * 10 + (text.charAt(i) - '0');
+        }
+        return value;
+    }
+
+    /** {@code -?\d{1,18}}: an integer that a long holds, as sent. */
     static boolean isLongText(String text) {
         return isDigits(text, true, 1, 18);
     }
