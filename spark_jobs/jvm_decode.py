@@ -1,7 +1,7 @@
 """The JVM fast path of decoding: a format's common shape decoded in Spark's JVM, no Python.
 
 The Python decoders (``spark_jobs/formats/``) stay the reference. ``jvm/src/cdclake/jvm/`` holds a
-Spark SQL function, ``cdclake_fast_decode(format, value, key, source_timezone)``, whose decoders take
+Spark SQL function, ``cdclake_jvm.fast_decode(format, value, key, source_timezone)``, whose decoders take
 only the plain, common shape of their format and return exactly the Python decoder's change rows
 for it (several for a Canal-family message of several rows); for
 anything else they return null (they *decline*) and the message goes to the Python decoder,
@@ -26,7 +26,10 @@ from pyspark.sql import functions as F
 
 from spark_jobs.formats.base import FormatOptions
 
-FUNCTION = "cdclake_fast_decode"
+# The jar's function catalog (cdclake.jvm.Functions) and its decoding function, which Spark calls
+# with its own values and whose rows it stores as they are (a UDF's were converted again).
+CATALOG = "cdclake_jvm"
+FUNCTION = f"{CATALOG}.fast_decode"
 # The exact count-by-key aggregate (KeyCounts in the jar) that observes what a write streams.
 KEY_COUNTS = "cdclake_key_counts"
 # The outcome kind of a message the fast path declined, in :func:`fast_outcomes` with ``outer``.
@@ -59,12 +62,12 @@ def enabled(spark: SparkSession) -> bool:
 
 
 def register(spark: SparkSession) -> bool:
-    """Register ``cdclake_fast_decode`` in ``spark``; False (and a warning) without the jar."""
+    """Register ``cdclake_jvm.fast_decode`` in ``spark``; False (and a warning) without the jar."""
     try:
-        if not spark.catalog.functionExists(FUNCTION):
-            # FastDecode.register declares its type (an array of Rows.SCHEMA_DDL structs) and
-            # marks it nondeterministic, so that Spark evaluates it once per message.
-            spark._jvm.cdclake.jvm.FastDecode.register(spark._jsparkSession, FUNCTION)  # type: ignore[union-attr]
+        if spark.conf.get(f"spark.sql.catalog.{CATALOG}", None) is None:
+            # FastDecode declares its type (an array of Rows.SCHEMA_DDL structs) and that it is
+            # nondeterministic, so that Spark evaluates it once per message.
+            spark._jvm.cdclake.jvm.FastDecode.register(spark._jsparkSession, CATALOG)  # type: ignore[union-attr]
         if not spark.catalog.functionExists(KEY_COUNTS):
             spark._jvm.cdclake.jvm.KeyCounts.register(spark._jsparkSession, KEY_COUNTS)  # type: ignore[union-attr]
     except Exception as exc:  # the class is missing: set-up did not build the jar
@@ -93,7 +96,7 @@ def with_fast_rows(source: DataFrame, topics: dict[str, tuple[str, str, int]]) -
     eligible = (spec.isNotNull() & F.col("value").isNotNull()
                 & (F.octet_length("value") <= spec["n"])
                 & (F.col("timestamp").isNull() | micros.between(_MIN_MICROS, _MAX_MICROS)))
-    fast = F.when(eligible, F.call_udf(FUNCTION, spec["f"], F.col("value"), F.col("key"), spec["z"]))
+    fast = F.when(eligible, F.call_function(FUNCTION, spec["f"], F.col("value"), F.col("key"), spec["z"]))
     return source.withColumn("_fast", fast).withColumn("_fast_format", spec["f"])
 
 

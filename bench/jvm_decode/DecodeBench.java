@@ -4,9 +4,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * The JVM fast path's decoders alone, on one thread, without Spark: {@code FastDecode.call} over
+ * The JVM fast path's decoders alone, on one thread, without Spark: {@code FastDecode.invoke} over
  * each template of {@code bench/normalize} in turn. Arguments: the templates file (format TAB value
  * per line), messages per round, rounds. Prints each round's time, then the last round's
  * nanoseconds per message of each format. Run by {@code bench/jvm_decode/run.py}.
@@ -16,16 +18,16 @@ public final class DecodeBench {
     }
 
     public static void main(String[] args) throws Exception {
-        List<String> formats = new ArrayList<>();
+        List<UTF8String> formats = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();
         for (String line : Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8)) {
             int tab = line.indexOf('\t');
-            formats.add(line.substring(0, tab));
+            formats.add(UTF8String.fromString(line.substring(0, tab)));
             values.add(line.substring(tab + 1).getBytes(StandardCharsets.UTF_8));
         }
         int messages = Integer.parseInt(args[1]);
         int rounds = Integer.parseInt(args[2]);
-        FastDecode decode = new FastDecode();
+        UTF8String utc = UTF8String.fromString("UTC");
         long rows = 0;
         long[] nanos = new long[formats.size()];
         for (int round = 1; round <= rounds; round++) {
@@ -33,11 +35,11 @@ public final class DecodeBench {
             for (int k = 0; k < formats.size(); k++) {
                 long formatStart = System.nanoTime();
                 for (int i = 0; i < messages / formats.size(); i++) {
-                    List<?> decoded = decode.call(formats.get(k), values.get(k), null, "UTC");
+                    ArrayData decoded = FastDecode.invoke(formats.get(k), values.get(k), null, utc);
                     if (decoded == null) {
                         throw new IllegalStateException(formats.get(k) + ": the fast path declined its template");
                     }
-                    rows += decoded.size();
+                    rows += decoded.numElements();
                 }
                 nanos[k] = System.nanoTime() - formatStart;
             }

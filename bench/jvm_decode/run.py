@@ -4,7 +4,7 @@
 
 Writes ``bench/normalize``'s eight templates (the same padded values) to a scratch file, compiles
 ``DecodeBench.java`` against the set-up's jar (``.jars/spark/cdclake-jvm.jar``) and Spark's jars,
-and runs it: ``FastDecode.call`` over each template in turn, several rounds (the first ones warm
+and runs it: ``FastDecode.invoke`` over each template in turn, several rounds (the first ones warm
 the JIT up). Prints each round's messages/s and each format's nanoseconds per message. Spark's
 scheduling, reading and writing are left out, so two jars' decoders compare within a few
 percent where the normalize bench's ±20 % noise hides them. Not a test: figures go in

@@ -36,7 +36,8 @@ def test_the_jvm_fast_path_builds_against_pysparks_own_jars() -> None:
     shipped = {p.name for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
     assert f"<spark.version>{pyspark.__version__}</spark.version>" in pom
     for name, tag in (("scala-library", "scala.version"), ("scala-reflect", "scala.version"),
-                      ("jackson-core", "jackson.version"), ("jackson-databind", "jackson.version")):
+                      ("jackson-core", "jackson.version"), ("jackson-databind", "jackson.version"),
+                      ("kryo-shaded", "kryo.version")):
         version = re.search(rf"<{tag}>([^<]+)</{tag}>", pom)
         assert version and f"{name}-{version[1]}.jar" in shipped
     assert (jars_dir() / "spark" / "cdclake-jvm.jar").is_file()

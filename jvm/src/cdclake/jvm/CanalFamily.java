@@ -16,7 +16,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
  * The fast path of {@code canal_json} and {@code drs_json} ({@code spark_jobs/formats/
@@ -86,7 +86,7 @@ final class CanalFamily {
     private record Column(String logical, Kind kind) {
     }
 
-    static List<Row> decode(Format format, byte[] value, String zone) {
+    static List<InternalRow> decode(Format format, byte[] value, String zone) {
         if (!(Json.parse(value) instanceof Map<?, ?> doc) || doc.containsKey("_tidb")
                 || doc.containsKey("tableChanges")
                 || !(doc.get(format.kindField()) instanceof String type)) {
@@ -143,7 +143,7 @@ final class CanalFamily {
         Rows.Table where = new Rows.Table(null, (String) database, (String) schema, tableName);
         Rows.Lineage lineage = new Rows.Lineage(eventTime, sequence, position, null);
 
-        List<Row> out = new ArrayList<>(source.size());
+        List<InternalRow> out = new ArrayList<>(source.size());
         for (int index = 0; index < source.size(); index++) {
             if (!(source.get(index) instanceof Map<?, ?> raw)) {
                 return null;

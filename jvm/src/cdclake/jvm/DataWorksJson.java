@@ -11,7 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
  * The fast path of {@code dataworks_json} ({@code spark_jobs/formats/dataworks_json.py} and
@@ -43,7 +43,7 @@ final class DataWorksJson {
     private DataWorksJson() {
     }
 
-    static Row decode(byte[] value) {
+    static InternalRow decode(byte[] value) {
         if (!(Json.parse(value) instanceof Map<?, ?> doc)
                 || !(doc.get("payload") instanceof Map<?, ?> payload)
                 || !(payload.get("op") instanceof String vendorOp)

@@ -10,7 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
  * The fast path of {@code debezium_json} ({@code spark_jobs/formats/debezium_json.py}, whose rules
@@ -51,7 +51,7 @@ final class DebeziumJson {
     private DebeziumJson() {
     }
 
-    static Row decode(byte[] value, byte[] key) {
+    static InternalRow decode(byte[] value, byte[] key) {
         if (!(Json.parse(value) instanceof Map<?, ?> message)) {
             return null;
         }

@@ -7,7 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
  * The fast path of {@code drs_mongo} ({@code spark_jobs/formats/drs_mongo.py}, whose rules this
@@ -42,7 +42,7 @@ final class DrsMongo {
     private DrsMongo() {
     }
 
-    static Row decode(byte[] message) {
+    static InternalRow decode(byte[] message) {
         if (!(Json.parse(message) instanceof Map<?, ?> doc) || !(doc.get("op") instanceof String opText)
                 || !LETTERS.matcher(opText).matches()) {
             return null;

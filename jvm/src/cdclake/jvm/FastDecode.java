@@ -2,16 +2,22 @@ package cdclake.jvm;
 
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.api.java.UDF4;
-import org.apache.spark.sql.functions;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
+import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * The JVM fast path of decoding, as a Spark SQL function:
- * {@code cdclake_fast_decode(format, value, key, source_timezone)}, an array of change rows (several for
- * the multi-row messages of the Canal family).
+ * {@code cdclake_jvm.fast_decode(format, value, key, source_timezone)}, an array of change rows
+ * (several for the multi-row messages of the Canal family).
  *
  * <p>The Python decoders ({@code spark_jobs/formats/}) are the reference and decide every case; a
  * decoder here takes only the common shape of its format, where its rules are few and plain, and
@@ -21,52 +27,104 @@ import org.apache.spark.sql.types.DataType;
  * builds the change rows from the returned structs ({@link Rows#SCHEMA_DDL}); the fixture suite
  * checks that both paths give the same rows.
  *
+ * <p>It is a function of Spark's function catalog API ({@link Functions} serves it), not a UDF:
+ * Spark calls the static {@link #invoke} from its generated code with its own values (UTF-8
+ * strings, bytes) and stores the Catalyst rows it returns as they are, where a UDF's Java rows,
+ * lists, maps and strings were each converted again. It declares itself nondeterministic,
+ * although it is not: Spark then evaluates it once per message. A deterministic function is
+ * copied into every filter the optimizer pushes below it or infers (the test that sends declined
+ * messages to Python, {@code posexplode}'s non-empty test), so it ran up to three times.
+ *
  * <p>The registry of the formats with a fast path: {@link #DECODERS}, named like the Python
  * registry ({@code spark_jobs/formats/__init__.py}).
  */
-public final class FastDecode implements UDF4<String, byte[], byte[], String, List<Row>> {
+public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayData> {
     private static final long serialVersionUID = 1L;
+    /** The function's name in {@link Functions}. */
+    static final String NAME = "fast_decode";
+    private static final DataType RESULT = DataType.fromDDL("array<struct<" + Rows.SCHEMA_DDL + ">>");
 
     /** One format's fast path: the change rows of {@code value}, or null to decline. */
     interface Decoder {
-        List<Row> decode(byte[] value, byte[] key, String zone);
+        List<InternalRow> decode(byte[] value, byte[] key, String zone);
     }
 
-    static final Map<String, Decoder> DECODERS = Map.of(
-            "maxwell_json", (value, key, zone) -> one(MaxwellJson.decode(value)),
-            "oms_default", (value, key, zone) -> one(OmsDefault.decode(value)),
-            "dataworks_json", (value, key, zone) -> one(DataWorksJson.decode(value)),
-            "debezium_json", (value, key, zone) -> one(DebeziumJson.decode(value, key)),
-            "drs_mongo", (value, key, zone) -> one(DrsMongo.decode(value)),
-            "canal_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
-            "drs_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
-            "cloudcanal_json", (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
+    static final Map<UTF8String, Decoder> DECODERS = Map.of(
+            UTF8String.fromString("maxwell_json"), (value, key, zone) -> one(MaxwellJson.decode(value)),
+            UTF8String.fromString("oms_default"), (value, key, zone) -> one(OmsDefault.decode(value)),
+            UTF8String.fromString("dataworks_json"), (value, key, zone) -> one(DataWorksJson.decode(value)),
+            UTF8String.fromString("debezium_json"), (value, key, zone) -> one(DebeziumJson.decode(value, key)),
+            UTF8String.fromString("drs_mongo"), (value, key, zone) -> one(DrsMongo.decode(value)),
+            UTF8String.fromString("canal_json"),
+            (value, key, zone) -> CanalFamily.decode(CanalFamily.CANAL_JSON, value, zone),
+            UTF8String.fromString("drs_json"),
+            (value, key, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
+            UTF8String.fromString("cloudcanal_json"),
+            (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
 
     /**
-     * Registers the function in {@code spark} as {@code name}, marked nondeterministic although it
-     * is not: Spark then evaluates it once per message. A deterministic function is copied into
-     * every filter the optimizer pushes below it or infers (the test that sends declined
-     * messages to Python, {@code posexplode}'s non-empty test), so it ran up to three times.
+     * Makes {@code catalog} serve this function in {@code spark}'s session (as
+     * {@code catalog.fast_decode}): Spark loads a catalog from its setting when a query first
+     * names it.
      */
-    public static void register(SparkSession spark, String name) {
-        DataType rows = DataType.fromDDL("array<struct<" + Rows.SCHEMA_DDL + ">>");
-        spark.udf().register(name, functions.udf(new FastDecode(), rows).asNondeterministic());
+    public static void register(SparkSession spark, String catalog) {
+        spark.conf().set("spark.sql.catalog." + catalog, Functions.class.getName());
     }
 
-    private static List<Row> one(Row row) {
-        return row == null ? null : List.of(row);
-    }
-
-    @Override
-    public List<Row> call(String format, byte[] value, byte[] key, String zone) {
+    /**
+     * The change rows of one message, or null to decline: what Spark's generated code calls
+     * (the function API's "magic" method, found by its name and argument types).
+     */
+    public static ArrayData invoke(UTF8String format, byte[] value, byte[] key, UTF8String zone) {
         Decoder decoder = format == null ? null : DECODERS.get(format);
         if (decoder == null || value == null) {
             return null;
         }
         try {
-            return decoder.decode(value, key, zone);
+            List<InternalRow> rows = decoder.decode(value, key, zone == null ? null : zone.toString());
+            return rows == null ? null : new GenericArrayData(rows.toArray());
         } catch (RuntimeException e) {
             return null; // whatever surprised the fast path, the reference decoder decides
         }
+    }
+
+    private static List<InternalRow> one(InternalRow row) {
+        return row == null ? null : List.of(row);
+    }
+
+    @Override
+    public BoundFunction bind(StructType inputType) {
+        return this;
+    }
+
+    @Override
+    public DataType[] inputTypes() {
+        return new DataType[] {DataTypes.StringType, DataTypes.BinaryType, DataTypes.BinaryType,
+                DataTypes.StringType};
+    }
+
+    @Override
+    public DataType resultType() {
+        return RESULT;
+    }
+
+    @Override
+    public boolean isDeterministic() {
+        return false;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String canonicalName() {
+        return "cdclake.jvm." + NAME;
+    }
+
+    @Override
+    public String description() {
+        return NAME + "(format, value, key, source_timezone): the fast path's change rows, or null";
     }
 }

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
  * The fast path of {@code maxwell_json} ({@code spark_jobs/formats/maxwell_json.py}, whose rules
@@ -26,7 +26,7 @@ final class MaxwellJson {
     private MaxwellJson() {
     }
 
-    static Row decode(byte[] value) {
+    static InternalRow decode(byte[] value) {
         if (!(Json.parse(value) instanceof Map<?, ?> doc)) {
             return null;
         }

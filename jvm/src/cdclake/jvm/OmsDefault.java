@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
  * The fast path of {@code oms_default} ({@code spark_jobs/formats/_oms.py}, whose rules this
@@ -30,7 +30,7 @@ final class OmsDefault {
     private OmsDefault() {
     }
 
-    static Row decode(byte[] value) {
+    static InternalRow decode(byte[] value) {
         if (!(Json.parse(value) instanceof Map<?, ?> doc)
                 || !(doc.get("allMetaData") instanceof Map<?, ?> meta)
                 || !(doc.get("recordType") instanceof String recordType)) {

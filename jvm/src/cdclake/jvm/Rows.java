@@ -5,13 +5,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.catalyst.util.MapData;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * The struct a fast-path decoder returns: the change-row fields a format decides (the lineage
  * and constant fields are filled in Spark by {@code spark_jobs/jvm_decode.py}). Times are epoch
- * microseconds (UTC), as in the Python rows.
+ * microseconds (UTC), as in the Python rows. The decoders work in Java strings, lists and maps;
+ * {@link #change} turns them into Spark's own values (UTF-8 strings, array and map data).
  */
 final class Rows {
     /** The Spark type of the struct; {@code spark_jobs/jvm_decode.py} declares the same. */
@@ -133,13 +139,13 @@ final class Rows {
         return Json.compact(values);
     }
 
-    static Row change(String op, Table table, List<String> keyColumns, String rowKey,
+    static InternalRow change(String op, Table table, List<String> keyColumns, String rowKey,
                       Map<String, String> before, Map<String, String> after, boolean afterIsFull,
                       Lineage lineage) {
         return change(op, table, keyColumns, rowKey, before, after, afterIsFull, lineage, Map.of(), null);
     }
 
-    static Row change(String op, Table table, List<String> keyColumns, String rowKey,
+    static InternalRow change(String op, Table table, List<String> keyColumns, String rowKey,
                       Map<String, String> before, Map<String, String> after, boolean afterIsFull,
                       Lineage lineage, Map<String, String> columnTypes, Long producedTime) {
         return change(op, table, keyColumns, rowKey, before, after, afterIsFull, lineage, columnTypes,
@@ -150,13 +156,43 @@ final class Rows {
      * A change row that is one half of a two-message update: {@code pairKey} names the pair and
      * {@code pairRole} (BEFORE or AFTER) the half (Python's {@code _pair_key}/{@code _pair_role}).
      */
-    static Row change(String op, Table table, List<String> keyColumns, String rowKey,
+    static InternalRow change(String op, Table table, List<String> keyColumns, String rowKey,
                       Map<String, String> before, Map<String, String> after, boolean afterIsFull,
                       Lineage lineage, Map<String, String> columnTypes, Long producedTime,
                       String pairKey, String pairRole) {
-        return RowFactory.create(op, table.dbType(), table.database(), table.schema(), table.name(),
-                keyColumns, rowKey, before, after, afterIsFull, columnTypes, lineage.eventTime(),
-                producedTime, lineage.sequence(), lineage.position(), lineage.transactionId(),
-                pairKey, pairRole);
+        return new GenericInternalRow(new Object[] {utf8(op), utf8(table.dbType()),
+            utf8(table.database()), utf8(table.schema()), utf8(table.name()), strings(keyColumns),
+            utf8(rowKey), map(before), map(after), afterIsFull, map(columnTypes), lineage.eventTime(),
+            producedTime, utf8(lineage.sequence()), utf8(lineage.position()),
+            utf8(lineage.transactionId()), utf8(pairKey), utf8(pairRole)});
+    }
+
+    private static UTF8String utf8(String text) {
+        return text == null ? null : UTF8String.fromString(text);
+    }
+
+    private static ArrayData strings(List<String> texts) {
+        if (texts == null) {
+            return null;
+        }
+        Object[] items = new Object[texts.size()];
+        for (int i = 0; i < items.length; i++) {
+            items[i] = utf8(texts.get(i));
+        }
+        return new GenericArrayData(items);
+    }
+
+    private static MapData map(Map<String, String> map) {
+        if (map == null) {
+            return null;
+        }
+        Object[] keys = new Object[map.size()];
+        Object[] values = new Object[keys.length];
+        int i = 0;
+        for (Map.Entry<String, String> entry : map.entrySet()) {
+            keys[i] = UTF8String.fromString(entry.getKey());
+            values[i++] = utf8(entry.getValue());
+        }
+        return new ArrayBasedMapData(new GenericArrayData(keys), new GenericArrayData(values));
     }
 }
