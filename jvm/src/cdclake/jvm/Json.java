@@ -94,7 +94,7 @@ final class Json {
             throws IOException {
         switch (token) {
             case START_OBJECT: {
-                Map<String, Object> object = new LinkedHashMap<>();
+                JsonObject object = new JsonObject();
                 JsonToken next;
                 while ((next = parser.nextToken()) == JsonToken.FIELD_NAME) {
                     String name = escaped ? checked(parser.currentName()) : parser.currentName();
