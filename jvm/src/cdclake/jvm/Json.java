@@ -1,10 +1,7 @@
 package cdclake.jvm;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import java.io.IOException;
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,13 +10,13 @@ import java.util.Map;
 /**
  * JSON as the Python decoders read it ({@code values.loads_exact}): objects as insertion-ordered
  * maps (a repeated name keeps its first place and its last value, as a Python dict does), numbers
- * as their exact source text ({@link Num}), never through a double. Where Python's reader and
- * Jackson's could disagree, {@link #parse} returns null and the caller declines the message:
- * bytes that are not strict UTF-8, a byte-order mark, anything after the document, NaN and
- * Infinity, strings holding a lone surrogate (Python keeps one; Spark could not store it).
+ * as their exact source text ({@link Num}), never through a double. {@link JsonReader} reads it.
+ * Where Python's reader and the fast path's could disagree, {@link #parse} returns null and the
+ * caller declines the message: bytes that are not strict UTF-8, a byte-order mark, anything after
+ * the document, NaN and Infinity, strings holding a lone surrogate (Python keeps one; Spark could
+ * not store it).
  */
 final class Json {
-    private static final JsonFactory FACTORY = new JsonFactory();
     /** Past this exponent the Python decoders keep a number's text as sent ({@code MAX_PLAIN_EXPONENT}). */
     static final int MAX_PLAIN_EXPONENT = 10_000;
     /** What {@link #parseValue} returns for text it leaves to Python (null is JSON's null). */
@@ -34,19 +31,12 @@ final class Json {
 
     /** The document of {@code value}, or null when the fast path must not read it. */
     static Object parse(byte[] value) {
-        int scanned = Utf8.scan(value);
-        if (scanned == Utf8.INVALID || value.length >= 3 && value[0] == (byte) 0xEF
+        if (Utf8.scan(value) == Utf8.INVALID || value.length >= 3 && value[0] == (byte) 0xEF
                 && value[1] == (byte) 0xBB && value[2] == (byte) 0xBF) {
             return null; // not UTF-8 as Python decodes it, or a byte-order mark
         }
-        try (JsonParser parser = FACTORY.createParser(value)) {
-            // A lone surrogate can only come from a \\u escape (scan refuses encoded ones), so
-            // a document without a backslash has none and its strings need no check.
-            Object document = read(parser, false, scanned == Utf8.BACKSLASH);
-            return document == UNREADABLE ? null : document;
-        } catch (IOException e) {
-            return null;
-        }
+        Object document = JsonReader.read(value, false);
+        return document == UNREADABLE ? null : document;
     }
 
     /**
@@ -54,100 +44,23 @@ final class Json {
      * Python would keep it as sent with a warning (no JSON, or an object repeating a name).
      */
     static Object parseValue(String text) {
-        return read(text, true);
-    }
-
-    private static Object read(String text, boolean uniqueNames) {
-        if (text.startsWith("\ufeff")) {
+        if (text.startsWith("\ufeff") || !pairedSurrogates(text)) {
             return UNREADABLE;
         }
-        try (JsonParser parser = FACTORY.createParser(text)) {
-            return read(parser, uniqueNames, true);
-        } catch (IOException e) {
-            return UNREADABLE;
-        }
+        return JsonReader.read(text.getBytes(StandardCharsets.UTF_8), true);
     }
 
-    private static Object read(JsonParser parser, boolean uniqueNames, boolean escaped) throws IOException {
-        try {
-            JsonToken first = parser.nextToken();
-            if (first == null) {
-                return UNREADABLE;
-            }
-            Object document = read(parser, first, uniqueNames, escaped);
-            return parser.nextToken() == null ? document : UNREADABLE;
-        } catch (IOException | Unreadable e) {
-            return UNREADABLE;
-        }
-    }
-
-    /** Thrown inside a parse for what the fast path leaves to Python (a lone surrogate). */
-    private static final class Unreadable extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        Unreadable() {
-            super(null, null, false, false);
-        }
-    }
-
-    private static Object read(JsonParser parser, JsonToken token, boolean uniqueNames, boolean escaped)
-            throws IOException {
-        switch (token) {
-            case START_OBJECT: {
-                JsonObject object = new JsonObject();
-                JsonToken next;
-                while ((next = parser.nextToken()) == JsonToken.FIELD_NAME) {
-                    String name = escaped ? checked(parser.currentName()) : parser.currentName();
-                    Object item = read(parser, parser.nextToken(), uniqueNames, escaped);
-                    if (uniqueNames && object.containsKey(name)) {
-                        throw new Unreadable(); // Python keeps such a JSON value as sent, warned
-                    }
-                    object.put(name, item);
-                }
-                if (next != JsonToken.END_OBJECT) {
-                    throw new Unreadable();
-                }
-                return object;
-            }
-            case START_ARRAY: {
-                List<Object> array = new ArrayList<>();
-                JsonToken next;
-                while ((next = parser.nextToken()) != JsonToken.END_ARRAY) {
-                    if (next == null) {
-                        throw new Unreadable();
-                    }
-                    array.add(read(parser, next, uniqueNames, escaped));
-                }
-                return array;
-            }
-            case VALUE_STRING:
-                return escaped ? checked(parser.getText()) : parser.getText();
-            case VALUE_NUMBER_INT:
-                return new Num(parser.getText(), true);
-            case VALUE_NUMBER_FLOAT:
-                return new Num(parser.getText(), false);
-            case VALUE_TRUE:
-                return Boolean.TRUE;
-            case VALUE_FALSE:
-                return Boolean.FALSE;
-            case VALUE_NULL:
-                return null;
-            default:
-                throw new Unreadable();
-        }
-    }
-
-    /** {@code text}, unless it holds a surrogate that is not half of a pair. */
-    private static String checked(String text) {
+    /** True unless {@code text} holds a surrogate that is not half of a pair. */
+    static boolean pairedSurrogates(String text) {
         for (int i = 0, n = text.length(); i < n; i++) {
             char c = text.charAt(i);
             if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(c)) {
-                throw new Unreadable();
+                return false;
             }
         }
-        return text;
+        return true;
     }
 
     /**

@@ -12,7 +12,8 @@ import java.util.Set;
  * keeping its first place and its last value (as a Python dict does). Names and values sit in
  * two arrays searched in order, each name beside its hash: a message's objects are small, so this
  * is cheaper to fill and to read than a {@link java.util.LinkedHashMap}'s table and entries
- * (Jackson hands out one instance of each name, so most lookups end at the identity test).
+ * ({@link JsonReader} hands out one interned instance of each name, so most lookups end at the
+ * identity test).
  */
 final class JsonObject extends AbstractMap<String, Object> {
     private String[] names = new String[8];

@@ -186,13 +186,39 @@ final class Rows {
         if (map == null) {
             return null;
         }
+        Names names = NAMES.get();
         Object[] keys = new Object[map.size()];
         Object[] values = new Object[keys.length];
         int i = 0;
         for (Map.Entry<String, String> entry : map.entrySet()) {
-            keys[i] = UTF8String.fromString(entry.getKey());
+            keys[i] = names.utf8(entry.getKey());
             values[i++] = utf8(entry.getValue());
         }
         return new ArrayBasedMapData(new GenericArrayData(keys), new GenericArrayData(values));
+    }
+
+    private static final ThreadLocal<Names> NAMES = ThreadLocal.withInitial(Names::new);
+
+    /**
+     * The UTF-8 strings of the column names one thread has put in images, by the Java string's
+     * identity (a slot per hash, the last name kept): the parsed names are interned
+     * ({@link JsonReader}), so every message's same names are encoded once. Spark's UTF-8 strings
+     * never change, so rows can share them.
+     */
+    private static final class Names {
+        private static final int SLOTS = 1024;
+        private final String[] texts = new String[SLOTS];
+        private final UTF8String[] utf8 = new UTF8String[SLOTS];
+
+        UTF8String utf8(String text) {
+            int slot = text.hashCode() & (SLOTS - 1);
+            if (texts[slot] == text) {
+                return utf8[slot];
+            }
+            UTF8String encoded = UTF8String.fromString(text);
+            texts[slot] = text;
+            utf8[slot] = encoded;
+            return encoded;
+        }
     }
 }
