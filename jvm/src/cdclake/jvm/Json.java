@@ -31,7 +31,7 @@ final class Json {
 
     /** The document of {@code value}, or null when the fast path must not read it. */
     static Object parse(byte[] value) {
-        if (Utf8.scan(value) == Utf8.INVALID || value.length >= 3 && value[0] == (byte) 0xEF
+        if (!Utf8.isStrict(value) || value.length >= 3 && value[0] == (byte) 0xEF
                 && value[1] == (byte) 0xBB && value[2] == (byte) 0xBF) {
             return null; // not UTF-8 as Python decodes it, or a byte-order mark
         }

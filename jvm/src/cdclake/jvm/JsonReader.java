@@ -1,8 +1,5 @@
 package cdclake.jvm;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +17,7 @@ import java.util.List;
  * NaN and Infinity, a string holding a lone surrogate, nesting deeper than {@link #MAX_DEPTH},
  * numbers longer than {@link #MAX_NUMBER_LENGTH} characters. For any of those, and for text that
  * is not JSON, {@link #read} returns {@link Json#UNREADABLE} and the caller declines the message.
- * The bytes must be strict UTF-8 already ({@link Utf8#scan}).
+ * The bytes must be strict UTF-8 already ({@link Utf8#isStrict}).
  */
 final class JsonReader {
     /** Deeper documents are left to Python (whose own limit is its recursion limit). */
@@ -28,11 +25,8 @@ final class JsonReader {
     /** Longer numbers are left to Python (Jackson's default limit, which the fast path had). */
     static final int MAX_NUMBER_LENGTH = 1000;
     private static final ThreadLocal<Names> NAMES = ThreadLocal.withInitial(Names::new);
-    /** Eight bytes read as one long: a string's plain run is scanned a word at a time. */
-    private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class,
-            ByteOrder.LITTLE_ENDIAN);
+    /** A string's plain run is scanned a word of eight bytes at a time ({@link Utf8#WORDS}). */
     private static final long ONES = 0x0101010101010101L;
-    private static final long HIGH_BITS = 0x8080808080808080L;
     private static final long QUOTES = 0x2222222222222222L;
     private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
     private static final long SPACES = 0x2020202020202020L;
@@ -141,12 +135,10 @@ final class JsonReader {
     private JsonObject object() {
         enter();
         JsonObject object = new JsonObject();
-        if (peek() == '}') {
-            at++;
-            depth--;
+        if (closed('}')) {
             return object;
         }
-        while (true) {
+        do {
             if (peek() != '"') {
                 throw Unreadable.INSTANCE;
             }
@@ -162,42 +154,49 @@ final class JsonReader {
                 throw Unreadable.INSTANCE; // Python keeps such a JSON value as sent, warned
             }
             object.put(name, item);
-            skipSpace();
-            int next = peek();
-            at++;
-            if (next == '}') {
-                depth--;
-                return object;
-            }
-            if (next != ',') {
-                throw Unreadable.INSTANCE;
-            }
-            skipSpace();
-        }
+        } while (more('}'));
+        return object;
     }
 
     private List<Object> array() {
         enter();
         List<Object> array = new ArrayList<>();
-        if (peek() == ']') {
-            at++;
-            depth--;
+        if (closed(']')) {
             return array;
         }
-        while (true) {
+        do {
             array.add(value());
-            skipSpace();
-            int next = peek();
-            at++;
-            if (next == ']') {
-                depth--;
-                return array;
-            }
-            if (next != ',') {
-                throw Unreadable.INSTANCE;
-            }
-            skipSpace();
+        } while (more(']'));
+        return array;
+    }
+
+    /** Right after an opening bracket: true, past it, when {@code close} follows at once. */
+    private boolean closed(char close) {
+        if (peek() != close) {
+            return false;
         }
+        at++;
+        depth--;
+        return true;
+    }
+
+    /**
+     * After a member: true, past the comma and the space after it, when another member follows;
+     * false, past {@code close}, at the end of the object or array.
+     */
+    private boolean more(char close) {
+        skipSpace();
+        int next = peek();
+        at++;
+        if (next == close) {
+            depth--;
+            return false;
+        }
+        if (next != ',') {
+            throw Unreadable.INSTANCE;
+        }
+        skipSpace();
+        return true;
     }
 
     /** The string at the cursor (its opening quote); a name comes from the table of names. */
@@ -228,12 +227,12 @@ final class JsonReader {
     private int plainWords(int from) {
         int i = from;
         while (i + Long.BYTES <= bytes.length) {
-            long word = (long) WORDS.get(bytes, i);
+            long word = (long) Utf8.WORDS.get(bytes, i);
             long quotes = word ^ QUOTES;
             long backslashes = word ^ BACKSLASHES;
             long special = (quotes - ONES) & ~quotes | (backslashes - ONES) & ~backslashes
                     | (word - SPACES) & ~word;
-            if ((special & HIGH_BITS) != 0) {
+            if ((special & Utf8.HIGH_BITS) != 0) {
                 return i;
             }
             i += Long.BYTES;
