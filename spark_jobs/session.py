@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from cdclake.spark_submit import JAVA_CONF
+from cdclake.spark_submit import java_conf
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
@@ -126,9 +126,9 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        # UTC and the parallel collector (cdclake.spark_submit.JAVA_OPTIONS says why); under
-        # spark-submit the driver's come from the submitter (spark_job_args).
-        **JAVA_CONF,
+        # UTC, the parallel collector and the class archive (cdclake.spark_submit says why);
+        # under spark-submit the driver's come from the submitter (spark_job_args).
+        **java_conf(),
         "spark.sql.iceberg.check-ordering": "false",
         # A job's cached frames (normalize's decoded hour, compaction's changes) live for that
         # job: skip the columnar cache's encoders (3.5 s of normalize's 21 s decode of 1M

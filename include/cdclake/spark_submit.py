@@ -8,7 +8,7 @@ The project's jars must be on ``--jars``: under ``spark-submit`` the driver JVM 
 running when the job builds its session, so ``spark.jars`` set there would reach the executors
 but not the driver's class path (``Cannot find catalog plugin class ... SparkCatalog``).
 Spark expands the glob itself, so nothing is listed at DAG parse time. The JVMs' options
-(:data:`JAVA_OPTIONS`) are launch-time settings for the same reason.
+(:func:`java_conf`) are launch-time settings for the same reason.
 """
 
 from __future__ import annotations
@@ -26,7 +26,31 @@ SPARK_CONN_ID = "spark_default"
 # under G1 an hour of 1M messages spent 1.4 s of 25 s in young collections on 2 cores, and the
 # normalize job ran 1-2 s slower (bench/README.md, session 29).
 JAVA_OPTIONS = "-Duser.timezone=UTC -XX:+UseParallelGC"
-JAVA_CONF = {"spark.driver.extraJavaOptions": JAVA_OPTIONS, "spark.executor.extraJavaOptions": JAVA_OPTIONS}
+# Extra options for every Spark JVM, appended to JAVA_OPTIONS: e.g. ``-XX:TieredStopAtLevel=1``
+# (the quick compiler only) where hours are small, so each job is mostly the JVM warming up; the
+# end-to-end tests set it. Read when a job is submitted or a session built.
+EXTRA_JAVA_OPTIONS_ENV = "CDCLAKE_JAVA_OPTIONS"
+
+
+def class_archive() -> Path:
+    """The drivers' class-data-sharing archive (``<jars folder>/cds/spark-driver.jsa``), made by
+    ``scripts/class_archive.py`` at set-up: the classes a job loads (Spark, Iceberg, the fast
+    path), parsed and verified once, mapped by every driver JVM instead of loaded from the jars
+    (about 5 s less of each spark-submit on 2 cores, bench/README.md). A JVM without the file, or
+    whose class path no longer matches it, starts as before (the latter with a warning)."""
+    folder = os.environ.get("CDCLAKE_JARS") or str(PROJECT_ROOT / ".jars")
+    return Path(folder) / "cds" / "spark-driver.jsa"
+
+
+def java_conf(archive: Path | None = None) -> dict[str, str]:
+    """The JVM options of a Spark application's driver and executors (launch-time settings):
+    :data:`JAVA_OPTIONS`, ``$CDCLAKE_JAVA_OPTIONS``, and for the driver the class archive
+    (``archive``, default :func:`class_archive`; a path with blanks is left out, since Spark
+    splits the options on them). No file system access: a missing archive is the JVM's to skip."""
+    common = " ".join(filter(None, [JAVA_OPTIONS, os.environ.get(EXTRA_JAVA_OPTIONS_ENV, "").strip()]))
+    archive = class_archive() if archive is None else archive
+    sharing = "" if any(c.isspace() for c in str(archive)) else f" -XX:SharedArchiveFile={archive}"
+    return {"spark.driver.extraJavaOptions": common + sharing, "spark.executor.extraJavaOptions": common}
 
 
 def spark_job_path(job: str) -> str:
@@ -45,7 +69,7 @@ def spark_jars_glob() -> str:
 def spark_job_args(job: str, **overrides: Any) -> dict[str, Any]:
     """``SparkSubmitOperator`` kwargs that run ``spark_jobs/<job>.py`` with the project's jars and
     JVM options (a ``conf`` override adds to those)."""
-    conf = {**JAVA_CONF, **overrides.pop("conf", {})}
+    conf = {**java_conf(), **overrides.pop("conf", {})}
     return {
         "conn_id": SPARK_CONN_ID,
         "application": spark_job_path(job),

@@ -99,7 +99,7 @@ def test_retry_policy_per_kind_of_task(parse_bag, path: Path):
 def test_spark_jobs_run_on_spark_default_with_the_project_jars(parse_bag, path: Path):
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-    from cdclake.spark_submit import JAVA_CONF
+    from cdclake.spark_submit import java_conf
 
     for dag in parse_bag(path).dags.values():
         for task in dag.tasks:
@@ -113,8 +113,9 @@ def test_spark_jobs_run_on_spark_default_with_the_project_jars(parse_bag, path: 
             assert task.jars and str(task.jars).endswith("/spark/*.jar"), (
                 f"{where}: pass jars=cdclake.spark_submit.spark_jars_glob() (else: Cannot find catalog "
                 "plugin class ... SparkCatalog)")
-            # The JVM options are launch-time settings too: UTC and the parallel collector.
-            assert {k: (task.conf or {}).get(k) for k in JAVA_CONF} == JAVA_CONF, where
+            # The JVM options are launch-time settings too: UTC, the parallel collector, the
+            # drivers' class archive.
+            assert {k: (task.conf or {}).get(k) for k in java_conf()} == java_conf(), where
 
 
 @pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
