@@ -83,7 +83,7 @@ from cdclake.spark_submit import class_archive; print(class_archive())')
     log "class archive up to date"
     return
   fi
-  log "making the Spark drivers' class archive (one demo hour through the jobs, about 3 min)"
+  log "making the Spark drivers' class archive (one demo hour through the jobs, about 4 min)"
   rm -f "$out" "$stamp"
   if PATH="$ROOT/.venv/bin:$PATH" .venv/bin/python scripts/class_archive.py "$out"; then
     echo "$want" > "$stamp"
