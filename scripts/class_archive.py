@@ -31,7 +31,7 @@ HOUR = dt.datetime(2024, 6, 1, 12)
 
 def make(archive: Path) -> int:
     """Launch the workload under spark-submit with the dump option; move the archive in place."""
-    from cdclake.spark_submit import JAVA_OPTIONS, spark_jars_glob
+    from cdclake.spark_submit import EXTRA_JAVA_OPTIONS_ENV, JAVA_OPTIONS, spark_jars_glob
 
     home = Path(tempfile.mkdtemp(prefix="cdclake-class-archive-"))
     archive.parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +41,7 @@ def make(archive: Path) -> int:
            "GX_ANALYTICS_ENABLED": "false",
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "include")]),
            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    env.pop("CDCLAKE_JAVA_OPTIONS", None)
+    env.pop(EXTRA_JAVA_OPTIONS_ENV, None)
     command = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]",
                "--jars", spark_jars_glob(),
                # The quick compiler only: the workload is small (it does not change what is archived).

@@ -32,23 +32,27 @@ JAVA_OPTIONS = "-Duser.timezone=UTC -XX:+UseParallelGC"
 EXTRA_JAVA_OPTIONS_ENV = "CDCLAKE_JAVA_OPTIONS"
 
 
+def _jars_folder() -> Path:
+    """``$CDCLAKE_JARS`` or ``.jars/`` (no file system access, unlike ``cdclake.paths.jars_dir``)."""
+    return Path(os.environ.get("CDCLAKE_JARS") or PROJECT_ROOT / ".jars")
+
+
 def class_archive() -> Path:
     """The drivers' class-data-sharing archive (``<jars folder>/cds/spark-driver.jsa``), made by
     ``scripts/class_archive.py`` at set-up: the classes a job loads (Spark, Iceberg, the fast
     path), parsed and verified once, mapped by every driver JVM instead of loaded from the jars
-    (about 5 s less of each spark-submit on 2 cores, bench/README.md). A JVM without the file, or
-    whose class path no longer matches it, starts as before (the latter with a warning)."""
-    folder = os.environ.get("CDCLAKE_JARS") or str(PROJECT_ROOT / ".jars")
-    return Path(folder) / "cds" / "spark-driver.jsa"
+    (a small normalize job 41-45 s -> 30-36 s on 2 cores, bench/README.md). A JVM without the
+    file, or whose class path no longer matches it, starts as before (the latter with a warning)."""
+    return _jars_folder() / "cds" / "spark-driver.jsa"
 
 
-def java_conf(archive: Path | None = None) -> dict[str, str]:
+def java_conf() -> dict[str, str]:
     """The JVM options of a Spark application's driver and executors (launch-time settings):
-    :data:`JAVA_OPTIONS`, ``$CDCLAKE_JAVA_OPTIONS``, and for the driver the class archive
-    (``archive``, default :func:`class_archive`; a path with blanks is left out, since Spark
-    splits the options on them). No file system access: a missing archive is the JVM's to skip."""
+    :data:`JAVA_OPTIONS`, ``$CDCLAKE_JAVA_OPTIONS``, and for the driver the class archive (left
+    out when its path has blanks, since Spark splits the options on them). No file system
+    access: a missing archive is the JVM's to skip."""
     common = " ".join(filter(None, [JAVA_OPTIONS, os.environ.get(EXTRA_JAVA_OPTIONS_ENV, "").strip()]))
-    archive = class_archive() if archive is None else archive
+    archive = class_archive()
     sharing = "" if any(c.isspace() for c in str(archive)) else f" -XX:SharedArchiveFile={archive}"
     return {"spark.driver.extraJavaOptions": common + sharing, "spark.executor.extraJavaOptions": common}
 
@@ -62,8 +66,7 @@ def spark_job_path(job: str) -> str:
 
 def spark_jars_glob() -> str:
     """``<jars folder>/spark/*.jar`` (``$CDCLAKE_JARS`` moves the folder; no file system access)."""
-    folder = os.environ.get("CDCLAKE_JARS") or str(PROJECT_ROOT / ".jars")
-    return str(Path(folder) / "spark" / "*.jar")
+    return str(_jars_folder() / "spark" / "*.jar")
 
 
 def spark_job_args(job: str, **overrides: Any) -> dict[str, Any]:

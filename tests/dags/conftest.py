@@ -30,12 +30,6 @@ def quick_jit_for_small_hours() -> Iterator[None]:
     the environment) run the Spark JVMs with the quick compiler only (``$CDCLAKE_JAVA_OPTIONS``,
     see ``cdclake.spark_submit``), as a deployment of small hours would: 25-35 % less time per job
     on 2 cores, the same results."""
-    saved = os.environ.get("CDCLAKE_JAVA_OPTIONS")
-    os.environ["CDCLAKE_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1"
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CDCLAKE_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
         yield
-    finally:
-        if saved is None:
-            os.environ.pop("CDCLAKE_JAVA_OPTIONS", None)
-        else:
-            os.environ["CDCLAKE_JAVA_OPTIONS"] = saved
