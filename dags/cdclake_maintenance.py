@@ -2,7 +2,8 @@
 ### cdclake_maintenance — daily Iceberg table maintenance
 
 Keeps every lakehouse table (`raw.*`, `ops.*`, `cdc.*`, `current.*`, listed from the catalog)
-and the gates' GX folder fast to read and bounded in size. One Spark step per task, in this order:
+and the gates' GX folder fast to read and bounded in size. One step per task, each a job on the
+Spark Connect server, in this order:
 
 1. `purge_tombstones` — drop delete-markers older than `compaction.tombstone_retention_days`
 2. `rewrite_data_files` — bin-pack small files, apply merge-on-read delete files
@@ -25,11 +26,10 @@ Every step is idempotent and retried (I/O policy of `cdclake.dag_defaults`).
 from __future__ import annotations
 
 import pendulum
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import chain, dag
 
 from cdclake.dag_defaults import DEFAULT_ARGS, lakehouse_write_args
-from cdclake.spark_submit import spark_job_args
+from cdclake_airflow.operators import CdclakeSparkJobOperator
 from spark_jobs.maintenance import STEPS
 
 AS_OF = "{{ (data_interval_end or dag_run.run_after).isoformat() }}"
@@ -47,12 +47,9 @@ AS_OF = "{{ (data_interval_end or dag_run.run_after).isoformat() }}"
 )
 def cdclake_maintenance() -> None:
     steps = [
-        SparkSubmitOperator(
-            task_id=step,
-            **spark_job_args("maintenance_job", name=f"cdclake-maintenance-{step.replace('_', '-')}"),
-            **lakehouse_write_args(),
-            application_args=["--as-of", AS_OF, "--run-id", "{{ run_id }}", "--step", step],
-        )
+        CdclakeSparkJobOperator(
+            task_id=step, job="maintenance", hourly=False,
+            extra_args=["--as-of", AS_OF, "--step", step], **lakehouse_write_args())
         for step in STEPS
     ]
     chain(*steps)

@@ -4,7 +4,6 @@
 #   - the virtual environment .venv/ with the pinned Python packages and cdclake (editable)
 #   - the jars from Maven Central into .jars/ (Spark extras, Kafka broker)
 #   - the JVM fast path of decoding (jvm/) built with Maven into .jars/spark/cdclake-jvm.jar
-#   - the Spark drivers' class-data-sharing archive .jars/cds/spark-driver.jsa (faster job start)
 # Usage: bash scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,26 +70,5 @@ build_jvm() {  # jvm/ (the JVM fast path of decoding) -> .jars/spark/cdclake-jvm
 }
 build_jvm
 
-build_class_archive() {  # the Spark drivers' class-data-sharing archive (scripts/class_archive.py)
-  local out; out=$(.venv/bin/python -c 'import sys; sys.path[:0] = ["include"]
-from cdclake.spark_submit import class_archive; print(class_archive())')
-  local stamp=$out.sha256 pyspark_jars want
-  pyspark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
-  # The JDK, the jars it archives (the drivers' class path is checked by size and time) and the script.
-  want=$({ java -version 2>&1; ls -l --time-style=+%s "$pyspark_jars"; sha256sum "$ROOT"/.jars/spark/*.jar
-           sha256sum scripts/class_archive.py; } | sha256sum | cut -d' ' -f1)
-  if [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    log "class archive up to date"
-    return
-  fi
-  log "making the Spark drivers' class archive (one demo hour through the jobs, about 4 min)"
-  rm -f "$out" "$stamp"
-  if PATH="$ROOT/.venv/bin:$PATH" .venv/bin/python scripts/class_archive.py "$out"; then
-    echo "$want" > "$stamp"
-  else
-    echo "WARNING: no class archive; Spark jobs start without it (slower, same results)" >&2
-  fi
-}
-build_class_archive
 
 log "ready: $(.venv/bin/cdclake --help | head -1)"

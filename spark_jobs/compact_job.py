@@ -47,18 +47,20 @@ def summary_json(summary: CompactionSummary) -> str:
                        "failed": len(summary.failures)})
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     parser = job_parser("Apply one hour of cdc.changelog to the current.<db>__<table> tables.")
     parser.add_argument("--branch", help="read and write through this Iceberg branch (write-audit-publish)")
     args = parser.parse_args(argv)
     from spark_jobs.session import job_session
 
-    config, spark = job_session(args.config, f"cdclake-compact-{hour_text(args.hour)}")
-    summary = run(spark, config, args.hour, args.run_id, args.branch)
-    print(summary_json(summary))
-    for failure in summary.failures:
-        print(f"compaction failed for {failure.source} ({failure.table}): {failure.message}", file=sys.stderr)
-    return 1 if summary.failures else 0
+    name = f"cdclake-compact-{hour_text(args.hour)}"
+    with job_session(args.config, name, spark) as (config, spark):
+        summary = run(spark, config, args.hour, args.run_id, args.branch)
+        print(summary_json(summary))
+        for failure in summary.failures:
+            print(f"compaction failed for {failure.source} ({failure.table}): {failure.message}",
+                  file=sys.stderr)
+        return 1 if summary.failures else 0
 
 
 if __name__ == "__main__":

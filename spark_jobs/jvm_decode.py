@@ -30,8 +30,11 @@ from spark_jobs.formats.base import FormatOptions
 # with its own values and whose rows it stores as they are (a UDF's were converted again).
 CATALOG = "cdclake_jvm"
 FUNCTION = f"{CATALOG}.fast_decode"
-# The exact count-by-key aggregate (KeyCounts in the jar) that observes what a write streams.
+# The exact count-by-key aggregate (KeyCounts in the jar) that observes what a write streams; the
+# jar's session extensions (cdclake.jvm.Extensions, in the server's spark.sql.extensions) add it.
 KEY_COUNTS = "cdclake_key_counts"
+# The jar's function catalog class: the setting spark.sql.catalog.cdclake_jvm names it.
+CATALOG_CLASS = "cdclake.jvm.Functions"
 # The outcome kind of a message the fast path declined, in :func:`fast_outcomes` with ``outer``.
 KIND_DECLINED = "declined"
 # The operator's switch: "false" sends every message to the Python decoders.
@@ -62,14 +65,14 @@ def enabled(spark: SparkSession) -> bool:
 
 
 def register(spark: SparkSession) -> bool:
-    """Register ``cdclake_jvm.fast_decode`` in ``spark``; False (and a warning) without the jar."""
+    """Make the jar's function catalog serve ``spark`` (``cdclake_jvm.fast_decode``): a session
+    setting, so a Spark Connect client needs no JVM of its own. False (and a warning) when the
+    server has no jar, or no ``cdclake_key_counts`` (its extensions)."""
     try:
         if spark.conf.get(f"spark.sql.catalog.{CATALOG}", None) is None:
-            # FastDecode declares its type (an array of Rows.SCHEMA_DDL structs) and that it is
-            # nondeterministic, so that Spark evaluates it once per message.
-            spark._jvm.cdclake.jvm.FastDecode.register(spark._jsparkSession, CATALOG)  # type: ignore[union-attr]
-        if not spark.catalog.functionExists(KEY_COUNTS):
-            spark._jvm.cdclake.jvm.KeyCounts.register(spark._jsparkSession, KEY_COUNTS)  # type: ignore[union-attr]
+            spark.conf.set(f"spark.sql.catalog.{CATALOG}", CATALOG_CLASS)
+        # Spark loads a catalog when a query first names it: a missing class fails here.
+        spark.sql(f"SELECT {FUNCTION}('maxwell_json', X'7B7D', NULL, 'UTC'), {KEY_COUNTS}('x')").collect()
     except Exception as exc:  # the class is missing: set-up did not build the jar
         _log.warning("JVM fast path unavailable (%s: %s); every message is decoded in Python. "
                      "Run scripts/setup.sh to build it.", type(exc).__name__, str(exc)[:200])

@@ -50,7 +50,7 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
                      accept_gaps=accept_gaps)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     parser = job_parser("Land one hour of Kafka offsets into raw.kafka_messages and ops.offset_ledger.")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--plan-file", type=Path, help="offset plan JSON file (cdclake.offsets.OffsetPlan)")
@@ -66,10 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         plan = OffsetPlan.from_json(args.plan_file.read_text())
     elif args.plan_json:
         plan = OffsetPlan.from_json(args.plan_json)
-    config, spark = job_session(args.config, f"cdclake-land-{hour_text(args.hour)}")
-    summary = run(spark, config, args.hour, args.run_id, plan, accept_gaps=args.accept_retention_gap)
-    print(json.dumps(summary_dict(summary)))
-    return 0
+    with job_session(args.config, f"cdclake-land-{hour_text(args.hour)}", spark) as (config, spark):
+        summary = run(spark, config, args.hour, args.run_id, plan, accept_gaps=args.accept_retention_gap)
+        print(json.dumps(summary_dict(summary)))
+        return 0
 
 
 def summary_dict(summary: LandingSummary) -> dict:

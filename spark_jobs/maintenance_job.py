@@ -74,17 +74,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = build_parser().parse_args(argv)
     from spark_jobs.session import job_session
 
     steps = tuple(args.steps or STEPS)
-    config, spark = job_session(args.config, f"cdclake-maintenance-{'-'.join(steps)}")
-    summary = run(spark, config, args.as_of, args.run_id, steps, tuple(args.tables) if args.tables else None)
-    print(summary_json(summary))
-    for failure in summary.failures:
-        print(f"{failure.step} failed for {failure.table}: {failure.message}", file=sys.stderr)
-    return 1 if summary.failures else 0
+    name = f"cdclake-maintenance-{'-'.join(steps)}"
+    with job_session(args.config, name, spark) as (config, spark):
+        tables = tuple(args.tables) if args.tables else None
+        summary = run(spark, config, args.as_of, args.run_id, steps, tables)
+        print(summary_json(summary))
+        for failure in summary.failures:
+            print(f"{failure.step} failed for {failure.table}: {failure.message}", file=sys.stderr)
+        return 1 if summary.failures else 0
 
 
 if __name__ == "__main__":

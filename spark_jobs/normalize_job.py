@@ -25,17 +25,17 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
     return normalize_hour(spark, topic_formats(config), hour, run_id, branch)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     parser = job_parser("Decode one landing hour into cdc.changelog and cdc.quarantine.")
     parser.add_argument("--branch", help="write to this Iceberg branch (write-audit-publish)")
     args = parser.parse_args(argv)
     from spark_jobs.session import job_session
 
-    config, spark = job_session(args.config, f"cdclake-normalize-{hour_text(args.hour)}")
-    summary = run(spark, config, args.hour, args.run_id, args.branch)
-    print(json.dumps({k: (hour_text(v) if isinstance(v, dt.datetime) else v)
-                      for k, v in asdict(summary).items()}))
-    return 0
+    with job_session(args.config, f"cdclake-normalize-{hour_text(args.hour)}", spark) as (config, spark):
+        summary = run(spark, config, args.hour, args.run_id, args.branch)
+        print(json.dumps({k: (hour_text(v) if isinstance(v, dt.datetime) else v)
+                          for k, v in asdict(summary).items()}))
+        return 0
 
 
 if __name__ == "__main__":

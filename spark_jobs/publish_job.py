@@ -38,7 +38,7 @@ def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, act
     return chosen
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     parser = job_parser("Create, publish or discard the hour's Iceberg audit branch.")
     parser.add_argument("--action", choices=ACTIONS, default="publish")
     parser.add_argument("--branch", help="the hour's audit branch (checked: audit_<yyyymmdd>T<hh>)")
@@ -49,10 +49,12 @@ def main(argv: list[str] | None = None) -> int:
                           f"({publish.audit_branch(args.hour)}); pass the hour's branch or omit --branch")
     from spark_jobs.session import job_session
 
-    config, spark = job_session(args.config, f"cdclake-publish-{hour_text(args.hour)}")
-    touched = run(spark, config, args.hour, args.run_id, args.action, args.tables)
-    print(json.dumps({"action": args.action, "branch": publish.audit_branch(args.hour), "tables": touched}))
-    return 0
+    name = f"cdclake-publish-{hour_text(args.hour)}"
+    with job_session(args.config, name, spark) as (config, spark):
+        touched = run(spark, config, args.hour, args.run_id, args.action, args.tables)
+        branch = publish.audit_branch(args.hour)
+        print(json.dumps({"action": args.action, "branch": branch, "tables": touched}))
+        return 0
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def run(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.dateti
     return run_gate(spark, config, stage, hour, run_id, branch=branch, tables=tables)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     parser = job_parser("Validate one stage of one landing hour with its Great Expectations suite.")
     parser.add_argument("--stage", required=True, choices=STAGES)
     parser.add_argument("--branch", help="validate this Iceberg audit branch (write-audit-publish)")
@@ -39,14 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from spark_jobs.session import job_session
 
-    config, spark = job_session(args.config, f"cdclake-validate-{args.stage}-{hour_text(args.hour)}")
-    try:
-        report = run(spark, config, args.stage, args.hour, args.run_id, args.branch, args.tables)
-    except GateFailed as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
-    print(report.summary())
-    return 0
+    name = f"cdclake-validate-{args.stage}-{hour_text(args.hour)}"
+    with job_session(args.config, name, spark) as (config, spark):
+        try:
+            report = run(spark, config, args.stage, args.hour, args.run_id, args.branch, args.tables)
+        except GateFailed as exc:
+            print(str(exc), file=sys.stderr)
+            return 1
+        print(report.summary())
+        return 0
 
 
 if __name__ == "__main__":

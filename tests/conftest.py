@@ -1,4 +1,5 @@
-"""Shared fixtures: a private state folder, one SparkSession and one Kafka broker per test run."""
+"""Shared fixtures: a private state folder, one Spark Connect server (and a session on it) and one
+Kafka broker per test run."""
 
 from __future__ import annotations
 
@@ -26,11 +27,10 @@ def _free_port() -> int:
 
 os.environ.setdefault("CDCLAKE_KAFKA_PORT", str(_free_port()))
 os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
+os.environ.setdefault("CDCLAKE_SPARK_PORT", str(_free_port()))
+os.environ.pop("CDCLAKE_SPARK_REMOTE", None)
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
-# py4j logs "Closing down clientserver connection" from a destructor at interpreter exit, after
-# pytest closed the streams: a "--- Logging error ---" traceback at the end of every run.
-logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -54,11 +54,22 @@ def config():  # -> PipelineConfig
 
 
 @pytest.fixture(scope="session")
-def spark(config) -> Iterator:
-    """The one SparkSession of the test run (Iceberg catalog in the run's state folder)."""
-    from spark_jobs.session import build_session, settings_from_config
+def spark_server(config) -> Iterator[str]:
+    """The test run's Spark Connect server (Iceberg catalog in the run's state folder), shared
+    by the test session and every job the DAG tests run; stopped by its PID at the end."""
+    from cdclake import spark_server as server
 
-    session = build_session(settings_from_config(config, app_name="cdclake-tests"))
+    url = server.start(config)
+    yield url
+    server.stop(config.home)
+
+
+@pytest.fixture(scope="session")
+def spark(config, spark_server) -> Iterator:
+    """The test run's Spark Connect session on :func:`spark_server`."""
+    from spark_jobs.session import connect
+
+    session = connect(config, "cdclake-tests")
     yield session
     session.stop()
 

@@ -31,12 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from cdclake.config import load_config
+    from cdclake.spark_server import ensure_running
+    from cdclake.spark_server import stop as stop_server
     from spark_jobs.compact import CompactionOptions, compact_hour, ensure_current_tables, evolve_schema
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import connect
     from spark_jobs.tables import CHANGELOG, ensure_tables
 
     config = load_config()
-    spark = build_session(settings_from_config(config, app_name="cdclake-bench-compact"))
+    ensure_running(config)  # the state folder's Spark Connect server (cdclake spark stop ends it)
+    spark = connect(config, "cdclake-bench-compact")
     ensure_tables(spark)
     options = CompactionOptions(buckets=args.buckets)
     columns = {"id": "bigint", "name": "string", "amount": "decimal(12,2)", "qty": "bigint"}
@@ -150,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         print(f"ratio largest/smallest: {results[-1][1] / results[0][1]:.2f} (target <= 2)")
     spark.stop()
+    stop_server(config.home)  # the one this bench started, if any
     return 0
 
 

@@ -80,14 +80,17 @@ def main() -> int:
     from pyspark.sql import functions as F
 
     from cdclake.config import load_config
+    from cdclake.spark_server import ensure_running
+    from cdclake.spark_server import stop as stop_server
     from spark_jobs.decode_spark import TopicFormat
     from spark_jobs.formats.base import FormatOptions
     from spark_jobs.normalize import READ_SPLIT_BYTES, normalize_hour
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import connect
     from spark_jobs.tables import RAW_MESSAGES, ensure_tables
 
     config = load_config()
-    spark = build_session(settings_from_config(config, app_name="cdclake-bench-normalize"))
+    ensure_running(config)  # the state folder's Spark Connect server (cdclake spark stop ends it)
+    spark = connect(config, "cdclake-bench-normalize")
     ensure_tables(spark)
     templates = [(topic, padded_template(fixture, index)) for topic, _fmt, fixture, index in TEMPLATES]
     print(f"cores: {os.cpu_count()}, messages: {args.messages}, templates: {len(templates)}")
@@ -150,6 +153,7 @@ def main() -> int:
     print(f"bare parse over normalize's read splits ({READ_SPLIT_BYTES >> 20} MB): {min(split_bare):.1f}s = "
           f"{args.messages / min(split_bare):,.0f} messages/s; ratio {min(split_bare) / norm_s:.2f}")
     spark.stop()
+    stop_server(config.home)  # the one this bench started, if any
     if not args.keep:
         shutil.rmtree(home, ignore_errors=True)
     return 0

@@ -54,6 +54,9 @@ def start(port: int) -> int:
     if pid:
         print(f"Airflow already running (pid {pid}); UI at http://localhost:{port}")
         return 0
+    from cdclake.spark_server import ensure_running
+
+    print(f"Spark Connect server for the DAGs' tasks: {ensure_running(config)}")
     ensure_airflow_db(config)
     env = airflow_env(config)
     env.update({

@@ -49,7 +49,6 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "cdclake.airflow_env.SQLITE_CONNECT_ARGS",
         "AIRFLOW__API__PORT": env.get("AIRFLOW__API__PORT", "8080"),
         "AIRFLOW__LOGGING__LOGGING_LEVEL": env.get("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO"),
-        # spark-submit (the venv's) must be on PATH for SparkSubmitOperator.
         "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
         "CDCLAKE_HOME": str(config.home),
         "GX_ANALYTICS_ENABLED": "false",
@@ -57,12 +56,20 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
                                        env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
     })
     # Connections for the embedded default; a real deployment defines them in Airflow instead.
-    spark_conn = {"conn_type": "spark", "host": config.spark_master}
-    env.setdefault("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(spark_conn))
+    env.setdefault("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT",
+                   json.dumps(spark_connect_connection(config.spark_remote)))
     env.setdefault("AIRFLOW_CONN_KAFKA_DEFAULT", json.dumps({
         "conn_type": "kafka",
         "extra": {"bootstrap.servers": config.bootstrap_servers, **config.kafka_options}}))
     return env
+
+
+def spark_connect_connection(remote: str) -> dict[str, object]:
+    """The Airflow connection (type ``spark_connect``) of a ``sc://host:port`` URL."""
+    from cdclake.spark_server import remote_address
+
+    host, port = remote_address(remote)
+    return {"conn_type": "spark_connect", "host": f"sc://{host}", "port": port}
 
 
 def airflow_binary() -> str:

@@ -38,6 +38,12 @@ def _kafka(args: argparse.Namespace) -> int:
     return kafka_broker.command(args.action, port=args.port)
 
 
+def _spark(args: argparse.Namespace) -> int:
+    from cdclake import spark_server
+
+    return spark_server.command(args.action, port=args.port, host=args.host)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cdclake",
@@ -78,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="listener port (default from configuration, 9092)")
     p.set_defaults(handler=_kafka)
 
+    p = commands.add_parser("spark", help="the Spark Connect server every job runs on")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--port", type=int, help="listener port (default from configuration, 15002)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.set_defaults(handler=_spark)
+
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(commands)
     return parser
@@ -90,6 +103,7 @@ COMMAND_MODULES = (
     "cdclake.run_cli",        # run
     "cdclake.quarantine_cli", # quarantine summary|replay
     "cdclake.query",          # query
+    "cdclake.sql_cli",        # sql
     "cdclake.demo",           # demo
     "cdclake.airflow_cli",    # airflow start|stop|status
 )

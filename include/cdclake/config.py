@@ -5,7 +5,8 @@ Configuration enters once (file + ``CDCLAKE_*`` environment variables) and is pa
 
 Environment overrides: ``CDCLAKE_KAFKA_BOOTSTRAP``, ``CDCLAKE_KAFKA_PORT``,
 ``CDCLAKE_CATALOG_URI``, ``CDCLAKE_WAREHOUSE``, ``CDCLAKE_SPARK_MASTER``, ``CDCLAKE_SPARK_CONF``
-(``key=value,key=value`` merged over ``spark.conf``), ``CDCLAKE_START_DATE`` (the hourly DAG's
+(``key=value,key=value`` merged over ``spark.conf``), ``CDCLAKE_SPARK_PORT`` and
+``CDCLAKE_SPARK_REMOTE`` (the Spark Connect server), ``CDCLAKE_START_DATE`` (the hourly DAG's
 first hour, ``schedule.start_date``), ``CDCLAKE_HOME``
 (state folder) and ``CDCLAKE_CONFIG`` (this file's path).
 """
@@ -105,6 +106,9 @@ class PipelineConfig:
     spark_master: str
     spark_driver_memory: str
     spark_conf: dict[str, str]
+    # The Spark Connect server every job runs on (``cdclake spark start`` listens on spark_port).
+    spark_port: int
+    spark_remote: str
     topics: tuple[TopicConfig, ...]
     gates: GateConfig
     tombstone_retention_days: int
@@ -134,6 +138,17 @@ def _running_broker_port(home: Path) -> int | None:
     return running[1] if running and running[1] else None
 
 
+def _running_spark_port(home: Path) -> int | None:
+    """The port of the Spark Connect server this state folder runs (``cdclake spark start
+    --port P``), if any, as for the broker."""
+    if not (home / "spark" / "server.pid").exists():
+        return None
+    from cdclake.spark_server import status
+
+    running = status(home)
+    return running[1] if running and running[1] else None
+
+
 def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> PipelineConfig:
     """Read the YAML file and apply environment overrides."""
     env = dict(os.environ) if env is None else env
@@ -152,6 +167,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     port = int(env.get("CDCLAKE_KAFKA_PORT") or _running_broker_port(home) or kafka.get("port") or 9092)
     bootstrap = env.get("CDCLAKE_KAFKA_BOOTSTRAP") or kafka.get("bootstrap_servers") or f"localhost:{port}"
     topics = tuple(_topic(t) for t in raw.get("topics") or [])
+    spark_port = int(env.get("CDCLAKE_SPARK_PORT") or _running_spark_port(home) or spark.get("port") or 15002)
+    spark_remote = str(env.get("CDCLAKE_SPARK_REMOTE") or spark.get("remote") or f"sc://127.0.0.1:{spark_port}")
     return PipelineConfig(
         bootstrap_servers=str(bootstrap),
         kafka_port=port,
@@ -164,6 +181,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         spark_driver_memory=str(spark.get("driver_memory") or "4g"),
         spark_conf={**{str(k): str(v) for k, v in (spark.get("conf") or {}).items()},
                     **_conf_pairs(env.get("CDCLAKE_SPARK_CONF") or "")},
+        spark_port=spark_port,
+        spark_remote=spark_remote,
         topics=topics,
         gates=GateConfig(**{k: v for k, v in gates.items() if k in GateConfig.__dataclass_fields__}),
         tombstone_retention_days=int((raw.get("compaction") or {}).get("tombstone_retention_days", 7)),

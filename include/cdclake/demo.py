@@ -1,11 +1,11 @@
 """``cdclake demo``: the whole story on the embedded default, from an empty state folder.
 
-Starts the Kafka broker, produces three hours of realistic mixed-format traffic (every seed
-format: Huawei DRS JSON / JSON-C / generic / MongoDB, Alibaba DataWorks and DTS Avro, OceanBase
-OMS Default / Extended / Canal / DataWorks 2.0 / SharePlex, CloudCanal, Canal, Debezium; plus
-bad messages), runs the hourly DAG for each hour (``airflow dags test``, like ``cdclake run``),
-and prints the current-state tables, the quarantine summary, the gate results and where the
-Data Docs and the Airflow UI are.
+Starts the Kafka broker and the Spark Connect server, produces three hours of realistic
+mixed-format traffic (every seed format: Huawei DRS JSON / JSON-C / generic / MongoDB, Alibaba
+DataWorks and DTS Avro, OceanBase OMS Default / Extended / Canal / DataWorks 2.0 / SharePlex,
+CloudCanal, Canal, Debezium; plus bad messages), runs the hourly DAG for each hour (``airflow dags
+test``, like ``cdclake run``), and prints the current-state tables, the quarantine summary, the
+gate results and where the Data Docs and the Airflow UI are.
 
 The messages are the manuals' examples kept as test fixtures (``tests/fixtures``), replayed with
 Kafka timestamps inside the demo hours.
@@ -20,6 +20,7 @@ import os
 import shutil
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,7 +164,7 @@ def produce(bootstrap: str, messages: list[DemoMessage]) -> None:
 
 
 def run_demo(home: Path, out: TextIO | None = None) -> int:
-    from cdclake import kafka_broker
+    from cdclake import kafka_broker, spark_server
 
     out = sys.stdout if out is None else out  # as it is when called, not at import
 
@@ -171,14 +172,17 @@ def run_demo(home: Path, out: TextIO | None = None) -> int:
         print(text, file=out, flush=True)
 
     kafka_broker.stop(home)
+    spark_server.stop(home)
     if home.exists():
         shutil.rmtree(home)
     home.mkdir(parents=True)
     port = _free_port(int(os.environ.get("CDCLAKE_KAFKA_PORT", "9092")))
+    spark_port = _free_port(int(os.environ.get("CDCLAKE_SPARK_PORT", "15002")))
     (home / "pipeline.yml").write_text(demo_config(port))
     os.environ.update(CDCLAKE_HOME=str(home), CDCLAKE_CONFIG=str(home / "pipeline.yml"),
-                      CDCLAKE_KAFKA_PORT=str(port))
-    os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
+                      CDCLAKE_KAFKA_PORT=str(port), CDCLAKE_SPARK_PORT=str(spark_port))
+    for remote in ("CDCLAKE_KAFKA_BOOTSTRAP", "CDCLAKE_SPARK_REMOTE"):
+        os.environ.pop(remote, None)
     from cdclake.config import load_config
     from cdclake.run_cli import run_range
 
@@ -186,13 +190,16 @@ def run_demo(home: Path, out: TextIO | None = None) -> int:
     say(f"== cdclake demo in {home}")
     bootstrap = kafka_broker.start(port, home)
     say(f"Kafka broker (KRaft) listening on {bootstrap}")
+    say(f"Spark Connect server listening on {spark_server.start(config)}")
     hours = demo_hours()
     messages = workload(hours)
     produce(bootstrap, messages)
     say(f"produced {len(messages)} messages to {len(WORKLOAD)} topics over hours "
         f"{hours[0]:%Y-%m-%d %H:00} .. {hours[-1]:%H:00} UTC")
     say("running the hourly DAG for each hour (airflow dags test) ...")
+    began = time.monotonic()
     run_range(config, hours[0], hours[-1] + dt.timedelta(hours=1))
+    say(f"{len(hours)} hours ran in {time.monotonic() - began:.0f} s")
     print_report(config, say)
     return 0
 
@@ -226,7 +233,11 @@ def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
         "http://localhost:8080 ; stop it with `cdclake airflow stop`")
     say(f"Query the tables: CDCLAKE_HOME={config.home} CDCLAKE_CONFIG={config.home}/pipeline.yml "
         "cdclake query \"SELECT * FROM current.<db>__<table>\"")
-    say("Stop the demo's broker: CDCLAKE_HOME=... cdclake kafka stop")
+    say(f"Spark SQL (time travel, branches, metadata tables): CDCLAKE_HOME={config.home} "
+        f"cdclake sql \"SELECT * FROM current.<db>__<table>.snapshots\", or "
+        f"pyspark --remote {config.spark_remote}")
+    say(f"Stop the demo's services: CDCLAKE_HOME={config.home} cdclake kafka stop; "
+        f"CDCLAKE_HOME={config.home} cdclake spark stop")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -18,11 +18,17 @@ def _naive_utc(moment: dt.datetime) -> dt.datetime:
 def plan_hour_to_file(interval_start: dt.datetime, run_id: str, topics: list[str] | None = None) -> str:
     """Plan the hour's offset ranges (failing loudly on retention gaps, missing topics or an hour
     that is not over) and write the plan where the land job reads it; returns the file path."""
+    from airflow.exceptions import AirflowFailException
+
+    from cdclake.exceptions import ConfigError, TopicNotFoundError
     from spark_jobs.land_job import plan_hour
 
-    config = load_config()
     hour = _naive_utc(interval_start)
-    plan = plan_hour(config, hour, tuple(topics) if topics else None)
+    try:
+        config = load_config()
+        plan = plan_hour(config, hour, tuple(topics) if topics else None)
+    except (ConfigError, TopicNotFoundError) as exc:  # a retry would fail the same way
+        raise AirflowFailException(str(exc)) from exc
     folder = config.home / "plans"
     folder.mkdir(parents=True, exist_ok=True)
     safe_run = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)

@@ -132,7 +132,7 @@ def _land(args: argparse.Namespace) -> int:
     from cdclake.config import load_config
     from spark_jobs.cli_args import parse_hour
     from spark_jobs.land_job import run, summary_dict
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import connect
 
     try:
         hour = parse_hour(args.hour)
@@ -140,9 +140,12 @@ def _land(args: argparse.Namespace) -> int:
         raise LandingError(str(exc)) from None
     run_id = args.run_id or "manual__" + dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     config = load_config()
-    spark = build_session(settings_from_config(config, app_name="cdclake-land"))
-    summary = run(spark, config, hour, run_id, topics=tuple(args.topics) if args.topics else None,
-                  accept_gaps=args.accept_retention_gap)
+    spark = connect(config, "cdclake-land")
+    try:
+        summary = run(spark, config, hour, run_id, topics=tuple(args.topics) if args.topics else None,
+                      accept_gaps=args.accept_retention_gap)
+    finally:
+        spark.stop()
     json.dump(summary_dict(summary), sys.stdout)
     print()
     return 0

@@ -1,10 +1,10 @@
 """``cdclake run --start H --end H``: run the hourly DAG for each hour, in order.
 
 Each hour goes through the real DAG (``airflow dags test cdclake_hourly``), the same code path as
-a scheduled run or a backfill from the UI. The hour ``H`` is the data interval ``[H, H+1h)``;
-``airflow dags test`` is given the logical date ``H+1h`` because a manual run's data interval is
-the hour that ends at its logical date.
-"""
+a scheduled run or a backfill from the UI; its Spark tasks run on the state folder's Spark Connect
+server, started first if it does not run (``cdclake spark stop`` ends it). The hour ``H`` is the
+data interval ``[H, H+1h)``; ``airflow dags test`` is given the logical date ``H+1h`` because a
+manual run's data interval is the hour that ends at its logical date."""
 
 from __future__ import annotations
 
@@ -66,7 +66,10 @@ def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
               conf: dict[str, object] | None = None, out: TextIO | None = None) -> list[Path]:
     # sys.stderr as it is when called (a default argument would keep the one at import time).
     out = sys.stderr if out is None else out
+    from cdclake.spark_server import ensure_running
+
     hours = hours_between(start, end)
+    ensure_running(config)
     ensure_airflow_db(config)
     log_dir = airflow_home(config) / "run-logs"
     log_dir.mkdir(exist_ok=True)

@@ -25,7 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _validate(args: argparse.Namespace) -> int:
     from cdclake.config import load_config
     from spark_jobs.cli_args import hour_text, parse_hour
-    from spark_jobs.session import build_session, settings_from_config
+    from spark_jobs.session import connect
     from spark_jobs.validate_job import run
 
     try:
@@ -34,7 +34,11 @@ def _validate(args: argparse.Namespace) -> int:
         raise SystemExit(f"cdclake validate: {exc}") from None
     run_id = args.run_id or "manual__" + dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
     config = load_config()
-    spark = build_session(settings_from_config(config, app_name=f"cdclake-validate-{hour_text(hour)}"))
-    report = run(spark, config, args.stage, hour, run_id, args.branch, args.tables)  # GateFailed -> exit 2
+    spark = connect(config, f"cdclake-validate-{hour_text(hour)}")
+    try:
+        # GateFailed: exit 2
+        report = run(spark, config, args.stage, hour, run_id, args.branch, args.tables)
+    finally:
+        spark.stop()
     print(report.summary())
     return 0

@@ -1,33 +1,84 @@
-"""``CdclakeSparkJobOperator``: one cdclake Spark job (``spark_jobs/<job>_job.py``) per data interval.
+"""``CdclakeSparkJobOperator``: one cdclake job (``spark_jobs/<job>_job.py``) per data interval,
+run on the Spark Connect server.
 
-A thin :class:`SparkSubmitOperator`: the job file, the project's jars, its name, the connection
-(``spark_default``, so a cluster is a connection change; see ``cdclake.spark_submit``) and the
-interval arguments are filled in; retries and pool are the caller's. Arguments are templated
-from the data interval, so a backfill of any range runs each hour's job for exactly that hour.
-Nothing here does I/O at DAG parse time.
+A thin :class:`PySparkOperator` (the Spark provider's own Spark Connect support): the task opens a
+Connect session through the ``spark_connect_default`` connection (``sc://127.0.0.1:15002`` on
+one machine, the compose service's address under docker-compose: a cluster is a connection
+change), calls the job's ``main`` with the interval's arguments on that session, and stops the
+session, which releases everything the job left on the server. The session is the task's own,
+so its settings (the audit branch) never reach another task. Arguments are templated from the
+data interval, so a backfill of any range runs each hour's job for exactly that hour. Nothing
+here does I/O at DAG parse time.
+
+A server that cannot be reached, a gate that failed and a configuration error fail the task at
+once, without retries: they are not transient.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.apache.spark.operators.spark_pyspark import PySparkOperator
 
-from cdclake.spark_submit import spark_job_args
-
+# The Airflow connection (type spark_connect) of the Spark Connect server.
+SPARK_CONN_ID = "spark_connect_default"
 # The hour every job works on: the run's data interval start, in UTC.
 HOUR_TEMPLATE = "{{ data_interval_start.isoformat() }}"
 # One Iceberg audit branch per hour (write-audit-publish, see spark_jobs/publish.py).
 AUDIT_BRANCH_TEMPLATE = "audit_{{ data_interval_start.strftime('%Y%m%dT%H') }}"
 
 
-class CdclakeSparkJobOperator(SparkSubmitOperator):
-    """Run ``spark_jobs/<job>_job.py --hour <interval start> --run-id <run id> [extra args]``."""
+def run_job(job: str, args: list[str], spark: Any = None) -> None:
+    """Run ``spark_jobs/<job>_job.py``'s ``main(args)`` on ``spark``; a non-zero exit fails the
+    task (the job printed why)."""
+    from airflow.exceptions import AirflowException, AirflowFailException
 
-    def __init__(self, *, job: str, extra_args: Sequence[str] = (), **kwargs: Any) -> None:
+    from cdclake.exceptions import CdclakeError, GateFailed, LandingError
+
+    module = importlib.import_module(f"spark_jobs.{job}_job")
+    try:
+        code = module.main(list(args), spark=spark)
+    except GateFailed as exc:
+        raise AirflowFailException(str(exc)) from exc
+    except LandingError:
+        raise  # Kafka may come back: retried
+    except CdclakeError as exc:  # configuration: a retry would fail the same way
+        raise AirflowFailException(str(exc)) from exc
+    if code:
+        raise AirflowException(f"cdclake job {job} exited with status {code} (its output says why)")
+
+
+def fail_unless_reachable(conn_id: str) -> None:
+    """Fail at once (no retries) when the connection's Spark Connect server does not listen."""
+    from airflow.exceptions import AirflowFailException
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    from cdclake.spark_server import SparkServerError, check_reachable
+
+    try:
+        check_reachable(SparkConnectHook(conn_id).get_connection_url())
+    except SparkServerError as exc:
+        raise AirflowFailException(f"{exc} (Airflow connection {conn_id!r})") from None
+
+
+class CdclakeSparkJobOperator(PySparkOperator):
+    """Run ``spark_jobs/<job>_job.py --hour <interval start> --run-id <run id> [extra args]`` on
+    the Spark Connect server."""
+
+    def __init__(self, *, job: str, extra_args: Sequence[str] = (), hourly: bool = True,
+                 conn_id: str = SPARK_CONN_ID, **kwargs: Any) -> None:
+        interval = ["--hour", HOUR_TEMPLATE] if hourly else []
         super().__init__(
-            **spark_job_args(f"{job}_job", **kwargs),
-            application_args=["--hour", HOUR_TEMPLATE, "--run-id", "{{ run_id }}", *extra_args],
+            python_callable=run_job,
+            conn_id=conn_id,
+            op_kwargs={"job": job, "args": [*interval, "--run-id", "{{ run_id }}", *extra_args]},
+            **kwargs,
         )
         self.job = job
+
+    def execute_callable(self) -> Any:
+        if self.conn_id:
+            fail_unless_reachable(self.conn_id)
+        return super().execute_callable()

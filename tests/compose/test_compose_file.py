@@ -18,11 +18,12 @@ ENV_EXAMPLE = ROOT / ".env.example"
 SCHEMA = Path(__file__).with_name("compose-spec.json")
 
 SERVICES = {
-    "kafka", "postgres", "minio", "minio-init", "spark-master", "spark-worker",
+    "kafka", "postgres", "minio", "minio-init", "spark-master", "spark-worker", "spark-connect",
     "airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer",
 }
 AIRFLOW_SERVICES = sorted(s for s in SERVICES if s.startswith("airflow-"))
 PROJECT_MOUNT = "/opt/cdclake"
+CONNECT_PORT = 15002
 
 # ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, ${VAR:+alt}, $VAR, and $$
 _VARIABLE = re.compile(r"\$(?:(?P<escaped>\$)|\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)"
@@ -121,6 +122,7 @@ def test_the_architecture_services_exist(compose):
     assert images["postgres"].startswith("postgres:")
     assert images["minio"].startswith("minio/minio")
     assert compose["services"]["spark-worker"]["command"][-1] == "spark://spark-master:7077"
+    assert images["spark-connect"] == images["spark-master"] == images["spark-worker"]
     commands = {s: compose["services"][s].get("command") for s in AIRFLOW_SERVICES}
     assert commands == {"airflow-init": None, "airflow-apiserver": "api-server",
                         "airflow-scheduler": "scheduler", "airflow-dag-processor": "dag-processor",
@@ -179,7 +181,8 @@ def test_airflow_mounts_the_project_and_runs_its_init_script(compose):
     assert script.startswith(f"{PROJECT_MOUNT}/include/")
     init = (ROOT / script.removeprefix(f"{PROJECT_MOUNT}/")).read_text()
     assert "airflow db migrate" in init
-    assert "spark_default" in init and "kafka_default" in init
+    assert "spark_connect_default" in init and "kafka_default" in init
+    assert "--conn-type spark " not in init  # spark-submit's connection is gone
     assert "airflow pools set lakehouse_writes 1" in init
 
 
@@ -193,7 +196,7 @@ def test_the_pool_the_dags_use_is_the_pool_compose_creates():
 def test_airflow_environment_gives_a_distributed_pipeline_config(compose):
     """The CDCLAKE_* variables compose sets are the ones load_config reads, with real services."""
     from cdclake.config import load_config
-    from spark_jobs.session import jdbc_url
+    from cdclake.spark_server import jdbc_url
 
     env = {k: str(v) for k, v in compose["services"]["airflow-scheduler"]["environment"].items()}
     config = load_config(env=env)
@@ -201,13 +204,153 @@ def test_airflow_environment_gives_a_distributed_pipeline_config(compose):
     assert config.catalog_uri.startswith("postgresql+psycopg2://iceberg:")
     assert jdbc_url(config.catalog_uri) == "jdbc:postgresql://postgres:5432/iceberg"
     assert config.warehouse == "s3a://cdclake/warehouse"
-    assert config.spark_master == "spark://spark-master:7077"
-    assert config.spark_conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"
-    # spark-submit's defaults (driver/executor Python, s3a) come from the mounted SPARK_CONF_DIR
-    conf_dir = re.search(r"SPARK_CONF_DIR=(\S+)", (ROOT / "include/compose/airflow/Dockerfile").read_text())
-    assert conf_dir and conf_dir[1].startswith(f"{PROJECT_MOUNT}/include/")
-    defaults = ROOT / conf_dir[1].removeprefix(f"{PROJECT_MOUNT}/") / "spark-defaults.conf"
-    assert "spark.pyspark.python" in defaults.read_text()
+    assert config.spark_remote == f"sc://spark-connect:{CONNECT_PORT}"
+    # The server's master and Spark settings are the spark-connect service's, not the tasks'.
+    assert not {"CDCLAKE_SPARK_MASTER", "CDCLAKE_SPARK_CONF"} & set(env)
+
+
+def _spark_submit_args(command: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """spark-submit's options (``--master``, ``--jars``, ...) and its ``--conf`` settings."""
+    options: dict[str, str] = {}
+    conf: dict[str, str] = {}
+    for flag, value in zip(command[1::2], command[2::2], strict=True):
+        if flag == "--conf":
+            key, _, setting = value.partition("=")
+            assert key not in conf, f"--conf {key} given twice"
+            conf[key] = setting
+        else:
+            assert flag.startswith("--") and flag not in options, flag
+            options[flag] = value
+    return options, conf
+
+
+def test_spark_connect_runs_the_server_with_the_projects_jars_and_extensions(compose, monkeypatch):
+    """The spark-connect service: Spark's SparkConnectServer on the standalone cluster, with the
+    project's jars, both session extensions, the JVM fast path's function catalog, the s3a
+    settings and the session defaults of cdclake.spark_server; never the catalog (sessions set it)."""
+    from cdclake import spark_server
+
+    service = compose["services"]["spark-connect"]
+    command = service["command"]
+    assert command[0] == "/opt/spark/bin/spark-submit"
+    options, conf = _spark_submit_args(command)
+    assert options["--class"] == spark_server.SERVER_CLASS
+    assert options["--class"] == "org.apache.spark.sql.connect.service.SparkConnectServer"
+    assert options["--master"] == "spark://spark-master:7077"
+    # The image's jars (Spark expands the glob), cdclake-jvm.jar among them.
+    assert options["--jars"] == "/opt/cdclake/jars/spark/*.jar"
+    spark_image = (ROOT / "include/compose/spark/Dockerfile").read_text()
+    assert "COPY --from=jars /jars/ /opt/cdclake/jars/" in spark_image
+    assert "-f jvm/pom.xml package" in spark_image
+    assert "cp jvm/target/cdclake-jvm.jar /jars/spark/" in spark_image
+
+    assert conf["spark.sql.extensions"] == (
+        "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,cdclake.jvm.Extensions")
+    assert conf["spark.sql.extensions"] == f"{spark_server.ICEBERG_EXTENSIONS},{spark_server.JAR_EXTENSIONS}"
+    assert conf[f"spark.sql.catalog.{spark_server.FUNCTIONS_CATALOG}"] == spark_server.FUNCTIONS_CLASS
+    assert conf["spark.sql.catalog.cdclake_jvm"] == "cdclake.jvm.Functions"
+    assert conf["spark.sql.session.timeZone"] == "UTC"
+    assert conf["spark.connect.grpc.binding.address"] == "0.0.0.0"
+    assert conf["spark.connect.grpc.binding.port"] == str(CONNECT_PORT)
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"
+    # Client mode: the driver is this container, and executors connect back to it by name.
+    assert conf["spark.driver.host"] == service["hostname"] == "spark-connect"
+    assert "--deploy-mode" not in options or options["--deploy-mode"] == "client"
+    # Every session brings its own Iceberg catalog (spark_jobs.session.connect).
+    assert [k for k in conf if k.startswith("spark.sql.catalog.")] == ["spark.sql.catalog.cdclake_jvm"]
+    assert "spark.sql.defaultCatalog" not in conf
+
+    # The same session defaults as `cdclake spark start` on one machine.
+    monkeypatch.delenv(spark_server.EXTRA_JAVA_OPTIONS_ENV, raising=False)
+    settings = spark_server.SparkSettings(catalog_name="lakehouse", catalog_uri="sqlite:///catalog.db",
+                                          warehouse="file:///warehouse", jars=())
+    catalog = spark_server.catalog_conf(settings.catalog_name, settings.catalog_uri, settings.warehouse)
+    defaults = {k: v for k, v in spark_server.session_conf(settings).items() if k not in catalog}
+    assert defaults and {k: conf.get(k) for k in defaults} == defaults
+    assert conf["spark.driver.extraJavaOptions"] == spark_server.JAVA_OPTIONS
+
+    # s3a: spark-defaults.conf (mounted, under SPARK_CONF_DIR) and the workers' credentials.
+    env = service["environment"]
+    conf_dir = env["SPARK_CONF_DIR"]
+    assert conf_dir.startswith(f"{PROJECT_MOUNT}/include/")
+    assert ("./include", f"{PROJECT_MOUNT}/include") in _bind_mounts(service)
+    spark_defaults = (ROOT / conf_dir.removeprefix(f"{PROJECT_MOUNT}/") / "spark-defaults.conf").read_text()
+    for setting in ("spark.pyspark.python", "spark.hadoop.fs.s3a.path.style.access",
+                    "spark.hadoop.fs.s3a.aws.credentials.provider"):
+        assert setting in spark_defaults
+    worker_env = compose["services"]["spark-worker"]["environment"]
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
+        assert env[key] == worker_env[key] != "", key
+
+    assert str(CONNECT_PORT) in " ".join(service["healthcheck"]["test"])
+    assert service["depends_on"]["spark-master"]["condition"] == "service_healthy"
+    assert service["depends_on"]["minio-init"]["condition"] == "service_completed_successfully"
+
+
+def test_airflow_tasks_run_on_the_connect_server(compose):
+    """The connection init.sh creates, CDCLAKE_SPARK_REMOTE and the server's address agree; the
+    scheduler (where tasks run) waits for the server and runs no Spark driver of its own."""
+    init = re.sub(r"\s*\\\n\s*", " ", (ROOT / "include/compose/airflow/init.sh").read_text())
+    conn = re.search(r"airflow connections add spark_connect_default --conn-type spark_connect "
+                     r"--conn-host sc://(\S+) --conn-port (\d+)\s", init)
+    assert conn, "init.sh creates no spark_connect_default connection"
+    host, port = conn[1], int(conn[2])
+    assert (host, port) == ("spark-connect", CONNECT_PORT)
+    assert host in compose["services"]
+    _, conf = _spark_submit_args(compose["services"][host]["command"])
+    assert conf["spark.connect.grpc.binding.port"] == str(port)
+    for name in AIRFLOW_SERVICES:
+        assert compose["services"][name]["environment"]["CDCLAKE_SPARK_REMOTE"] == f"sc://{host}:{port}"
+
+    scheduler = compose["services"]["airflow-scheduler"]
+    assert scheduler["depends_on"]["spark-connect"]["condition"] == "service_healthy"
+    assert "spark-master" not in scheduler["depends_on"]
+    assert "hostname" not in scheduler
+    airflow = (ROOT / "include/compose/airflow/Dockerfile").read_text()
+    assert "FROM maven" not in airflow and "jre" not in airflow and "JAVA_HOME" not in airflow
+    assert "CDCLAKE_JARS" not in airflow and "SPARK_CONF_DIR" not in airflow
+
+
+def _published(port: str | int | dict[str, Any]) -> tuple[str, str]:
+    """(host address, container port or range) of one ``ports`` entry; "" is every address."""
+    if isinstance(port, dict):
+        return str(port.get("host_ip", "")), str(port["target"])
+    text = str(port).rsplit("/", 1)[0]
+    host_ip = ""
+    if text.startswith("["):  # [IPv6]:host:container
+        host_ip, _, text = text[1:].partition("]:")
+    parts = text.split(":")
+    if len(parts) == 3:
+        host_ip = parts[0]
+    return host_ip, parts[-1]
+
+
+def _covers(target: str, port: int) -> bool:
+    low, _, high = target.partition("-")
+    return int(low) <= port <= int(high or low)
+
+
+def test_published_ports_parse_as_compose_reads_them():
+    assert _published("15002") == ("", "15002")  # a random host port on every address
+    assert _published("15002:15002") == ("", "15002")
+    assert _published("127.0.0.1:15002:15002/tcp") == ("127.0.0.1", "15002")
+    assert _published("[::1]:15002:15002") == ("::1", "15002")
+    long_syntax = {"target": 15002, "published": "15002", "host_ip": "127.0.0.1"}
+    assert _published(long_syntax) == ("127.0.0.1", "15002")
+    assert _covers("15000-15010", CONNECT_PORT) and not _covers("8080", CONNECT_PORT)
+
+
+def test_the_connect_server_is_not_published_beyond_this_host(compose):
+    """Spark Connect has no authentication: 15002 stays inside the compose network by default, and
+    anything published for it (or by the server's container) is bound to 127.0.0.1."""
+    connect = compose["services"]["spark-connect"]
+    assert "ports" not in connect
+    assert "network_mode" not in connect
+    for name, service in compose["services"].items():
+        for port in service.get("ports", []):
+            host_ip, target = _published(port)
+            if name == "spark-connect" or _covers(target, CONNECT_PORT):
+                assert host_ip == "127.0.0.1", f"{name} publishes {port} beyond 127.0.0.1"
 
 
 def test_spark_image_matches_pyspark_and_the_jars_pom():

@@ -96,36 +96,39 @@ def test_retry_policy_per_kind_of_task(parse_bag, path: Path):
 
 
 @pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
-def test_spark_jobs_run_on_spark_default_with_the_project_jars(parse_bag, path: Path):
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+def test_spark_jobs_run_on_the_spark_connect_server(parse_bag, path: Path):
+    """Every Spark task is a job's ``main`` on a session of the Spark Connect connection: no
+    spark-submit, no JVM per task."""
+    import importlib
 
-    from cdclake.spark_submit import java_conf
+    from airflow.providers.apache.spark.operators.spark_pyspark import PySparkOperator
 
+    from cdclake_airflow.operators import SPARK_CONN_ID, CdclakeSparkJobOperator, run_job
+
+    spark_tasks = 0
     for dag in parse_bag(path).dags.values():
         for task in dag.tasks:
-            if not isinstance(task, SparkSubmitOperator):
-                continue
             where = f"{dag.dag_id}.{task.task_id}"
-            assert task._conn_id == "spark_default", where
-            assert Path(task.application).is_file(), f"{where}: no such application {task.application}"
-            # Under spark-submit the driver JVM exists before the job builds its session: the
-            # Iceberg/Kafka jars must come from --jars (cdclake.spark_submit.spark_jars_glob()).
-            assert task.jars and str(task.jars).endswith("/spark/*.jar"), (
-                f"{where}: pass jars=cdclake.spark_submit.spark_jars_glob() (else: Cannot find catalog "
-                "plugin class ... SparkCatalog)")
-            # The JVM options are launch-time settings too: UTC, the parallel collector, the
-            # drivers' class archive.
-            assert {k: (task.conf or {}).get(k) for k in java_conf()} == java_conf(), where
+            assert type(task).__name__ != "SparkSubmitOperator", f"{where}: a JVM per task"
+            if not isinstance(task, PySparkOperator):
+                continue
+            spark_tasks += 1
+            assert isinstance(task, CdclakeSparkJobOperator), where
+            assert task.conn_id == SPARK_CONN_ID, where
+            assert task.python_callable is run_job, where
+            module = importlib.import_module(f"spark_jobs.{task.op_kwargs['job']}_job")
+            assert callable(module.main), where
+    assert spark_tasks, f"{path.name} runs no Spark job"
 
 
 @pytest.mark.parametrize("path", DAG_FILES, ids=lambda p: p.name)
 def test_iceberg_writers_share_the_write_pool(parse_bag, path: Path):
     """Spark I/O tasks commit to Iceberg: one at a time across DAGs (maintenance vs. hourly)."""
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+    from cdclake_airflow.operators import CdclakeSparkJobOperator
 
     for dag in parse_bag(path).dags.values():
         for task in dag.tasks:
-            if isinstance(task, SparkSubmitOperator) and task_kind(task.task_id) == "io":
+            if isinstance(task, CdclakeSparkJobOperator) and task_kind(task.task_id) == "io":
                 assert task.pool == LAKEHOUSE_WRITES_POOL, (
                     f"{dag.dag_id}.{task.task_id}: Spark jobs write Iceberg tables; "
                     "use lakehouse_write_args()")

@@ -24,7 +24,7 @@ def maintenance_dag():
 
 def _render(task, context: dict) -> list[str]:
     env = task.dag.get_template_env()
-    return [env.from_string(arg).render(**context) for arg in task.application_args]
+    return [env.from_string(arg).render(**context) for arg in task.op_kwargs["args"]]
 
 
 def test_steps_run_in_order(maintenance_dag):
@@ -36,11 +36,12 @@ def test_steps_run_in_order(maintenance_dag):
     (pendulum.datetime(2024, 3, 2, tz="UTC"), dt.datetime(2024, 3, 2)),
     (None, dt.datetime(2024, 3, 5, 7, 30)),  # manual run without a logical date: run_after
 ])
-def test_application_args_render_to_a_valid_job_command_line(maintenance_dag, interval_end, expected):
+def test_job_args_render_to_a_valid_job_command_line(maintenance_dag, interval_end, expected):
     context = {"data_interval_end": interval_end, "run_id": "scheduled__x",
                "dag_run": SimpleNamespace(run_after=pendulum.datetime(2024, 3, 5, 7, 30, tz="UTC"))}
     for task in maintenance_dag.tasks:
         argv = _render(task, context)
-        assert argv == ["--as-of", argv[1], "--run-id", "scheduled__x", "--step", task.task_id]
+        assert task.op_kwargs["job"] == "maintenance"
+        assert argv == ["--run-id", "scheduled__x", "--as-of", argv[3], "--step", task.task_id]
         args = build_parser().parse_args(argv)  # the job's own command line accepts it
         assert (args.as_of, args.run_id, args.steps) == (expected, "scheduled__x", [task.task_id])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -1042,7 +1042,7 @@ def test_the_spark_setting_turns_the_fast_path_off(spark) -> None:
     formats = {"t": _topic_format("maxwell_json")}
 
     def plan() -> str:  # the function shows as static_invoke(cdclake.jvm.FastDecode.invoke(...))
-        return str(decode_outcomes(raw, formats)._jdf.queryExecution().analyzed().toString())
+        return str(cast(Any, decode_outcomes(raw, formats))._explain_string(extended=True))
 
     assert "FastDecode.invoke" in plan()
     spark.conf.set(jvm_decode.SWITCH, "false")

@@ -15,7 +15,7 @@ SCHEMA_DDL = ("topic string NOT NULL, `offset` bigint, landed_hour timestamp NOT
 
 
 def _plan(frame) -> str:
-    return frame._jdf.queryExecution().executedPlan().toString()
+    return str(cast(Any, frame)._explain_string(mode="simple"))  # the physical plan, from the server
 
 
 def test_local_frame_keeps_exact_values_nulls_and_the_schema(spark) -> None:

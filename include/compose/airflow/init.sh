@@ -5,9 +5,11 @@ set -euo pipefail
 airflow db migrate
 
 # Connections: (re)created so a changed .env takes effect on the next `docker compose up`.
-airflow connections delete spark_default >/dev/null 2>&1 || true
-airflow connections add spark_default --conn-type spark --conn-host "spark://${SPARK_MASTER_HOST:-spark-master}" \
-  --conn-port "${SPARK_MASTER_PORT:-7077}"
+# The Spark Connect server every task runs on: the spark-connect service (the address
+# CDCLAKE_SPARK_REMOTE names in docker-compose.yml; another server: change both).
+airflow connections delete spark_connect_default >/dev/null 2>&1 || true
+airflow connections add spark_connect_default --conn-type spark_connect --conn-host sc://spark-connect \
+  --conn-port 15002
 airflow connections delete kafka_default >/dev/null 2>&1 || true
 airflow connections add kafka_default --conn-type kafka \
   --conn-extra "{\"bootstrap.servers\": \"${CDCLAKE_KAFKA_BOOTSTRAP:?}\"}"
@@ -16,4 +18,4 @@ airflow connections add kafka_default --conn-type kafka \
 # (include/cdclake/dag_defaults.py).
 airflow pools set lakehouse_writes 1 "one Iceberg commit at a time (cdclake hourly and maintenance DAGs)"
 
-echo "cdclake: Airflow initialised (connections spark_default, kafka_default; pool lakehouse_writes)"
+echo "cdclake: Airflow initialised (connections spark_connect_default, kafka_default; pool lakehouse_writes)"

@@ -2,7 +2,6 @@ package cdclake.jvm;
 
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
@@ -61,15 +60,6 @@ public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayDa
             (value, key, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
             UTF8String.fromString("cloudcanal_json"),
             (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
-
-    /**
-     * Makes {@code catalog} serve this function in {@code spark}'s session (as
-     * {@code catalog.fast_decode}): Spark loads a catalog from its setting when a query first
-     * names it.
-     */
-    public static void register(SparkSession spark, String catalog) {
-        spark.conf().set("spark.sql.catalog." + catalog, Functions.class.getName());
-    }
 
     /**
      * The change rows of one message, or null to decline: what Spark's generated code calls

@@ -6,9 +6,7 @@ import java.util.HashMap;
 import java.util.TreeMap;
 import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Encoders;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.expressions.Aggregator;
-import org.apache.spark.sql.functions;
 
 /**
  * An exact count of rows by key, as a Spark SQL aggregate: {@code cdclake_key_counts(key)}, a JSON
@@ -16,15 +14,12 @@ import org.apache.spark.sql.functions;
  *
  * <p>Spark's {@code Dataset.observe} takes aggregates only, without a GROUP BY: with this one, a
  * job counts what it writes by any small set of keys (topic, kind, op, table, ...) in the same pass
- * that writes it, instead of in a job of its own over a cached copy.
+ * that writes it, instead of in a job of its own over a cached copy. {@link Extensions} gives it
+ * to every session as {@code cdclake_key_counts}.
  */
 public final class KeyCounts extends Aggregator<String, HashMap<String, Long>, String> {
     private static final long serialVersionUID = 1L;
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    public static void register(SparkSession spark, String name) {
-        spark.udf().register(name, functions.udaf(new KeyCounts(), Encoders.STRING()));
-    }
 
     @Override
     public HashMap<String, Long> zero() {

@@ -1,0 +1,136 @@
+"""Benchmark: the hourly DAG's cost per hour through ``cdclake run`` on the Spark Connect server.
+
+    .venv/bin/python bench/hour/run.py [--hours 24] [--only empty|demo] [--keep]
+
+In a private state folder (own broker, own Spark Connect server):
+  1. **empty**: ``--hours`` hours of the demo's topics with no message in them: the pipeline's
+     fixed cost (plan, land, three gates, normalize, compact, publish);
+  2. **demo**: ``--hours`` hours carrying the demo's traffic (every seed format, good and bad
+     messages, 17 source tables), the demo's three hours repeated.
+Each hour is one ``airflow dags test`` (as ``cdclake run`` does it). Prints the per-hour median
+and each task's median duration (from Airflow's task instances). The server is started (and
+warmed by one hour, not counted) before the timed hours. Not a test: figures go in
+bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
+
+EMPTY_START = dt.datetime(2025, 1, 1, 0)
+DEMO_START = dt.datetime(2025, 1, 5, 0)
+
+
+def _hours(start: dt.datetime, count: int) -> list[dt.datetime]:
+    return [start + dt.timedelta(hours=i) for i in range(count)]
+
+
+def _run_hours(config: PipelineConfig, hours: list[dt.datetime]) -> list[float]:
+    from cdclake.airflow_env import airflow_home
+    from cdclake.run_cli import run_hour
+
+    log_dir = airflow_home(config) / "run-logs"
+    log_dir.mkdir(exist_ok=True)
+    seconds = []
+    for hour in hours:
+        began = time.monotonic()
+        run_hour(config, hour, log_dir)
+        seconds.append(time.monotonic() - began)
+        print(f"  {hour:%Y-%m-%dT%H}: {seconds[-1]:.1f} s", flush=True)
+    return seconds
+
+
+def _task_medians(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str, float]:
+    """Median duration of each task over the DAG runs of ``hours`` (Airflow's task instances)."""
+    from cdclake.airflow_env import airflow_home
+
+    ends = {(h + dt.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S") for h in hours}
+    with sqlite3.connect(airflow_home(config) / "airflow.db") as db:
+        rows = db.execute(
+            "SELECT ti.task_id, ti.duration, dr.data_interval_end FROM task_instance ti "
+            "JOIN dag_run dr ON dr.run_id = ti.run_id AND dr.dag_id = ti.dag_id "
+            "WHERE ti.dag_id = 'cdclake_hourly' AND ti.duration IS NOT NULL").fetchall()
+    by_task: dict[str, list[float]] = {}
+    for task_id, duration, interval_end in rows:
+        if str(interval_end)[:19] in ends:
+            by_task.setdefault(task_id, []).append(float(duration))
+    return {task: statistics.median(values) for task, values in by_task.items()}
+
+
+def _report(name: str, seconds: list[float], tasks: dict[str, float]) -> None:
+    order = ["plan", "land", "validate_raw", "normalize", "validate_changelog", "compact",
+             "validate_current", "publish"]
+    print(f"\n== {name}: {len(seconds)} hours, median {statistics.median(seconds):.1f} s an hour "
+          f"(min {min(seconds):.1f}, max {max(seconds):.1f}, total {sum(seconds):.0f} s)")
+    print("   task medians: " + ", ".join(f"{t} {tasks[t]:.1f} s" for t in order if t in tasks))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hours", type=int, default=24)
+    parser.add_argument("--only", choices=["empty", "demo"])
+    parser.add_argument("--keep", action="store_true", help="keep the state folder (printed)")
+    args = parser.parse_args(argv)
+
+    home = Path(tempfile.mkdtemp(prefix="cdclake-bench-hour-"))
+    from cdclake import demo, kafka_broker, spark_server
+
+    kafka_port = kafka_broker.free_port()
+    os.environ.update(CDCLAKE_HOME=str(home), CDCLAKE_CONFIG=str(home / "pipeline.yml"),
+                      CDCLAKE_KAFKA_PORT=str(kafka_port), CDCLAKE_SPARK_PORT=str(kafka_broker.free_port()))
+    for remote in ("CDCLAKE_KAFKA_BOOTSTRAP", "CDCLAKE_SPARK_REMOTE"):
+        os.environ.pop(remote, None)
+    (home / "pipeline.yml").write_text(demo.demo_config(kafka_port))
+    from cdclake.airflow_env import ensure_airflow_db
+    from cdclake.config import load_config
+
+    config = load_config()
+    bootstrap = kafka_broker.start(kafka_port, home)
+    try:
+        began = time.monotonic()
+        spark_server.start(config)
+        print(f"Spark Connect server up in {time.monotonic() - began:.1f} s")
+        ensure_airflow_db(config)
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        for future in admin.create_topics([NewTopic(t, 1, 1) for t in demo.WORKLOAD]).values():
+            future.result()
+        warm = EMPTY_START - dt.timedelta(hours=1)
+        print("warming the server with one empty hour (not counted)")
+        _run_hours(config, [warm])
+        if args.only in (None, "empty"):
+            hours = _hours(EMPTY_START, args.hours)
+            print(f"\n{len(hours)} empty hours:")
+            _report("empty hours", _run_hours(config, hours), _task_medians(config, hours))
+        if args.only in (None, "demo"):
+            hours = _hours(DEMO_START, args.hours)
+            for block in range(0, len(hours), demo.DEMO_HOURS):
+                demo.produce(bootstrap, demo.workload(hours[block:block + demo.DEMO_HOURS]))
+            print(f"\n{len(hours)} demo-traffic hours:")
+            _report("demo-traffic hours", _run_hours(config, hours), _task_medians(config, hours))
+    finally:
+        spark_server.stop(home)
+        kafka_broker.stop(home)
+        if args.keep:
+            print(f"state kept in {home}")
+        else:
+            shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
