@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -65,6 +65,11 @@ def use_catalog(session: SparkSession, config: PipelineConfig, app_name: str) ->
     any state folder) and tag its operations with ``app_name``."""
     from cdclake.spark_server import catalog_conf
 
+    # Results stream back in one call, without reattachable execution: its release calls go
+    # through a process-wide thread pool that closing any session shuts down, and a session
+    # closed by garbage collection in the middle of another's query deadlocked that query (a
+    # local server needs no reattaching anyway).
+    cast(Any, session).client.disable_reattachable_execute()
     # Python-side timestamps (collect, Arrow) are UTC like the session, whatever the machine's zone.
     os.environ["TZ"] = "UTC"
     time.tzset()

@@ -33,6 +33,14 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tiers by marker: unit (unmarked), ``spark`` and ``e2e`` (both ``slow``): ``-m e2e`` runs
+    the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests."""
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker("e2e" if item.path.parent.name == "dags" else "spark")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Remove the run's state folder when every test passed; keep it (and say where) otherwise."""
     if exitstatus == 0 and not os.environ.get("CDCLAKE_KEEP_TEST_STATE"):

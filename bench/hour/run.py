@@ -70,6 +70,18 @@ def _task_medians(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str,
     return {task: statistics.median(values) for task, values in by_task.items()}
 
 
+def heap_used_mb(pid: int) -> float:
+    """The server driver's live heap after a full collection (``jcmd GC.run``, ``GC.heap_info``)."""
+    import re
+    import subprocess
+
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
+    info = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True,
+                          check=True).stdout
+    used = [int(k) for k in re.findall(r"used (\d+)K", info)]
+    return sum(used[:2]) / 1024 if len(used) >= 2 else float("nan")  # young + old generation
+
+
 def _report(name: str, seconds: list[float], tasks: dict[str, float]) -> None:
     order = ["plan", "land", "validate_raw", "normalize", "validate_changelog", "compact",
              "validate_current", "publish"]
@@ -112,16 +124,24 @@ def main(argv: list[str] | None = None) -> int:
         warm = EMPTY_START - dt.timedelta(hours=1)
         print("warming the server with one empty hour (not counted)")
         _run_hours(config, [warm])
+        server = spark_server.status(home)
+        pid = server[0] if server else 0
+        ran = 1
+        print(f"server heap after {ran} hour: {heap_used_mb(pid):.0f} MB live")
         if args.only in (None, "empty"):
             hours = _hours(EMPTY_START, args.hours)
             print(f"\n{len(hours)} empty hours:")
             _report("empty hours", _run_hours(config, hours), _task_medians(config, hours))
+            ran += len(hours)
+            print(f"server heap after {ran} hours: {heap_used_mb(pid):.0f} MB live")
         if args.only in (None, "demo"):
             hours = _hours(DEMO_START, args.hours)
             for block in range(0, len(hours), demo.DEMO_HOURS):
                 demo.produce(bootstrap, demo.workload(hours[block:block + demo.DEMO_HOURS]))
             print(f"\n{len(hours)} demo-traffic hours:")
             _report("demo-traffic hours", _run_hours(config, hours), _task_medians(config, hours))
+            ran += len(hours)
+            print(f"server heap after {ran} hours: {heap_used_mb(pid):.0f} MB live")
     finally:
         spark_server.stop(home)
         kafka_broker.stop(home)

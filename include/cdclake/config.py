@@ -271,7 +271,10 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         source_timezone=str(raw.get("source_timezone") or "UTC"),
         primary_keys=_table_columns(raw, "primary_keys"),
         string_columns=_table_columns(raw, "string_columns"),
-        schema_file=raw.get("schema_file"),
+        # Relative to where the configuration is read, made absolute here: the Spark Connect
+        # server's decoders run elsewhere.
+        schema_file=(None if raw.get("schema_file") is None
+                     else str(Path(raw["schema_file"]).expanduser().resolve())),
         quarantine_rate_max=raw.get("quarantine_rate_max"),
         flattened=_boolean(raw.get("flattened", False), f"topic {raw['name']!r}: 'flattened'"),
         source_table=None if raw.get("source_table") is None else str(raw["source_table"]),

@@ -18,7 +18,7 @@ def _naive_utc(moment: dt.datetime) -> dt.datetime:
 def plan_hour_to_file(interval_start: dt.datetime, run_id: str, topics: list[str] | None = None) -> str:
     """Plan the hour's offset ranges (failing loudly on retention gaps, missing topics or an hour
     that is not over) and write the plan where the land job reads it; returns the file path."""
-    from airflow.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException
 
     from cdclake.exceptions import ConfigError, TopicNotFoundError
     from spark_jobs.land_job import plan_hour

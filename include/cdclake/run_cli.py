@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 import subprocess
 import sys
 import time
@@ -51,9 +52,20 @@ def run_hour(config: PipelineConfig, hour: dt.datetime, log_dir: Path,
                                 check=False)
     text = log.read_text(errors="replace")
     if result.returncode != 0 or "state=success" not in text.split("DagRun Finished")[-1]:
-        failed = [line for line in text.splitlines() if "ERROR" in line or "GateFailed" in line][-8:]
-        raise RunFailed(f"hour {hour_text(hour)} failed; log: {log}\n" + "\n".join(failed))
+        raise RunFailed(f"hour {hour_text(hour)} failed; log: {log}\n" + "\n".join(failure_lines(text)))
     return log
+
+
+# A raised exception's last line in a task log: ``cdclake.exceptions.TopicNotFoundError: topic ...``.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Failed): ")
+
+
+def failure_lines(log_text: str, limit: int = 8) -> list[str]:
+    """Why an hour failed, from its ``airflow dags test`` log: the exceptions the tasks raised and
+    the error lines, each once, the last ``limit`` of them."""
+    found = [line for line in log_text.splitlines()
+             if _EXCEPTION_LINE.match(line) or "ERROR" in line or "GateFailed" in line]
+    return list(dict.fromkeys(found))[-limit:]
 
 
 def _bar(done: int, total: int, label: str) -> str:

@@ -140,6 +140,11 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
         # Sessions a client left open (a killed task) are released after this idle time, with
         # their cached frames and views: the server lives for weeks.
         "spark.connect.session.manager.defaultSessionTimeout": "30min",
+        # The driver keeps the plans and metrics of recent queries, jobs and stages for its status
+        # store (1,000 of each by default, even without the UI): a few suffice, the heap stays flat.
+        "spark.sql.ui.retainedExecutions": "50",
+        "spark.ui.retainedJobs": "100",
+        "spark.ui.retainedStages": "100",
     }
     if settings.local_dir:
         conf["spark.local.dir"] = settings.local_dir

@@ -33,7 +33,7 @@ AUDIT_BRANCH_TEMPLATE = "audit_{{ data_interval_start.strftime('%Y%m%dT%H') }}"
 def run_job(job: str, args: list[str], spark: Any = None) -> None:
     """Run ``spark_jobs/<job>_job.py``'s ``main(args)`` on ``spark``; a non-zero exit fails the
     task (the job printed why)."""
-    from airflow.exceptions import AirflowException, AirflowFailException
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
     from cdclake.exceptions import CdclakeError, GateFailed, LandingError
 
@@ -52,8 +52,8 @@ def run_job(job: str, args: list[str], spark: Any = None) -> None:
 
 def fail_unless_reachable(conn_id: str) -> None:
     """Fail at once (no retries) when the connection's Spark Connect server does not listen."""
-    from airflow.exceptions import AirflowFailException
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+    from airflow.sdk.exceptions import AirflowFailException
 
     from cdclake.spark_server import SparkServerError, check_reachable
 

@@ -1,15 +1,16 @@
 """End to end: the real broker, three hours of mixed-format traffic, `airflow dags test` per hour.
 
-Each hour runs the whole hourly DAG (plan -> land -> validate_raw -> normalize -> validate_changelog
--> compact -> validate_current -> publish) as separate spark-submit jobs, exactly as a scheduled
-run would. The test then checks the published current-state tables, the quarantine and the gate
-results value by value, re-runs the middle hour and checks that nothing changed. Last, the same
-three hours are backfilled on a real scheduler (`airflow standalone`, `airflow backfill create`
-through `cdclake airflow backfill`) into a second state folder, and every published table must
-equal the `cdclake run` one.
+Each hour runs the whole hourly DAG (plan -> land -> validate_raw -> normalize ->
+validate_changelog -> compact -> validate_current -> publish) as separate tasks, each a job on its
+own session of the test run's Spark Connect server, exactly as a scheduled run would. The test
+then checks the published current-state tables, the quarantine and the gate results value by
+value, re-runs the middle hour and checks that nothing changed. Last, the same three hours are
+backfilled on a real scheduler (`airflow standalone`, `airflow backfill create` through `cdclake
+airflow backfill`) into a second state folder, and every published table must equal the `cdclake
+run` one.
 
 Each pipeline has a state folder of its own (catalog, warehouse, Airflow database) under the test
-run's; the Kafka broker is the test run's.
+run's; the Kafka broker and the Spark Connect server are the test run's.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def _environment(**values: str) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def config_file(kafka_bootstrap, state_home) -> Iterator[Path]:
+def config_file(kafka_bootstrap, spark_server, state_home) -> Iterator[Path]:
     """The topics of this test (used by every process of both pipelines), and their traffic."""
     from cdclake import demo
 

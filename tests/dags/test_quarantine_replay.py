@@ -35,7 +35,7 @@ def _rows(config, sql: str) -> list[tuple]:
 
 
 def test_a_failed_hour_shows_its_quarantine_and_replay_after_the_fix_publishes_it(
-        kafka_bootstrap: str, state_home: Path, monkeypatch: pytest.MonkeyPatch,
+        kafka_bootstrap: str, spark_server: str, state_home: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     from cdclake import cli, demo
     from cdclake.config import load_config

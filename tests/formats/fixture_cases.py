@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+_REPOSITORY = Path(__file__).resolve().parents[2]
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 INPUT_NAMES = ("input.jsonl", "input.raw", "input.bin", "input.b64l")
 
@@ -52,8 +54,13 @@ class FixtureCase:
         return path if path.exists() else None
 
     def options(self) -> dict[str, Any]:
+        """The fixture's topic options; a relative ``schema_file`` is the repository's, made
+        absolute (as the configuration makes it) for the Spark Connect server's workers."""
         path = self.folder / "options.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        options = json.loads(path.read_text()) if path.exists() else {}
+        if options.get("schema_file"):
+            options["schema_file"] = str(_REPOSITORY / options["schema_file"])
+        return options
 
     def auto(self) -> dict[str, Any]:
         path = self.folder / "auto.json"

@@ -85,6 +85,7 @@ def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
         deadline = time.monotonic() + 30
         while cli("spark", "status").returncode != 3 and time.monotonic() < deadline:
             time.sleep(0.5)
+        env["CDCLAKE_SPARK_PORT"] = str(port)  # where it was (else the file's 15002)
         began = time.monotonic()
         failed = cli("sql", "SELECT 1")
         assert failed.returncode == 2
