@@ -174,6 +174,9 @@ class GateRunner:
         # validate() persists each frame itself (offending rows read it again after GX).
         self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE, persist=False)
         self._unrendered: list[Any] = []
+        # One checkpoint per suite batch and expectations, reused for every table of a stage:
+        # saving it writes the suite, validation definition and checkpoint to the GX folder.
+        self._checkpoints: dict[tuple[str, str], Any] = {}
 
     def _limit_docs_index(self, limit: int) -> None:
         """Make every Data Docs site's index list only the newest ``limit`` validation results."""
@@ -194,6 +197,13 @@ class GateRunner:
         return root / "uncommitted" / "data_docs" / "local_site" / "index.html"
 
     def _checkpoint(self, suite: SuiteBatch) -> Any:
+        key = (suite.name, json.dumps([suite.description, suite.coordinates, suite.expectations],
+                                      sort_keys=True, default=str))
+        if key not in self._checkpoints:
+            self._checkpoints[key] = self._save_checkpoint(suite)
+        return self._checkpoints[key]
+
+    def _save_checkpoint(self, suite: SuiteBatch) -> Any:
         gx = self.gx
         try:
             asset = self.datasource.get_asset(suite.name)
