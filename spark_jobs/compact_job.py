@@ -1,6 +1,9 @@
-"""spark-submit entry point: compact one landing hour (see ``spark_jobs.compact``).
+"""Compact one landing hour (see ``spark_jobs.compact``).
 
-    spark-submit spark_jobs/compact_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
+An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
+one on the configured server.
+
+    python spark_jobs/compact_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
 
 Prints the summary as JSON; exits 1 when any table failed (the others were still compacted), so
 the task fails and the gate reports the tables and reasons.

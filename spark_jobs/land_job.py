@@ -1,6 +1,9 @@
-"""spark-submit entry point: land one hour of Kafka offsets (see ``spark_jobs.land``).
+"""Land one hour of Kafka offsets (see ``spark_jobs.land``).
 
-    spark-submit spark_jobs/land_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1 \\
+An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
+one on the configured server.
+
+    python spark_jobs/land_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1 \\
         --plan-file /tmp/plan.json          # or --plan-json '{...}' (the Airflow plan task's XCom)
 
 Without a plan the job plans the hour itself from the configured topics.

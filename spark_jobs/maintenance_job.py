@@ -1,6 +1,9 @@
-"""spark-submit entry point: daily table maintenance (see ``spark_jobs.maintenance``).
+"""Daily table maintenance (see ``spark_jobs.maintenance``).
 
-    spark-submit spark_jobs/maintenance_job.py --as-of 2024-01-02T00:00:00Z --run-id scheduled__1 \\
+An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
+one on the configured server.
+
+    python spark_jobs/maintenance_job.py --as-of 2024-01-02T00:00:00Z --run-id scheduled__1 \\
         --step rewrite_data_files --step rewrite_position_delete_files
 
 ``--as-of`` is the reference time of every retention cut-off (the DAG run's data_interval_end).

@@ -1,6 +1,9 @@
-"""spark-submit entry point: normalize one landing hour (see ``spark_jobs.normalize``).
+"""Normalize one landing hour (see ``spark_jobs.normalize``).
 
-    spark-submit spark_jobs/normalize_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
+An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
+one on the configured server.
+
+    python spark_jobs/normalize_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
-"""spark-submit entry point: write-audit-publish branch steps of one hour (see ``spark_jobs.publish``).
+"""Write-audit-publish branch steps of one hour (see ``spark_jobs.publish``).
 
-    spark-submit spark_jobs/publish_job.py --hour 2024-01-01T10:00:00Z --run-id R [--action publish]
+An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
+one on the configured server.
+
+    python spark_jobs/publish_job.py --hour 2024-01-01T10:00:00Z --run-id R [--action publish]
 
 ``--action start`` (re)creates the hour's audit branch on ``cdc.changelog`` and ``cdc.quarantine``
 (plus any ``--table``) before normalize writes to it; ``publish`` (default) fast-forwards ``main`` of

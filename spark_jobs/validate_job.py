@@ -1,6 +1,9 @@
-"""spark-submit entry point: the quality gate of one stage and hour (see ``spark_jobs.gates``).
+"""The quality gate of one stage and hour (see ``spark_jobs.gates``).
 
-    spark-submit spark_jobs/validate_job.py --stage changelog --hour 2024-01-01T10:00:00Z \
+An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
+one on the configured server.
+
+    python spark_jobs/validate_job.py --stage changelog --hour 2024-01-01T10:00:00Z \
         --run-id scheduled__2024-01-01T10 --branch audit_20240101T10
 
 Exit status 1 with the failure summary on stderr when the gate fails (Airflow marks the task
