@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from cdclake.exceptions import BrokerError, SetupError
 from cdclake.paths import jars_dir, state_home
+from cdclake.processes import recorded_pid, stop_process
 
 START_TIMEOUT_S = 90
 STOP_TIMEOUT_S = 30
@@ -127,38 +127,9 @@ def _classpath() -> str:
     return str(folder / "*")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped) is not running.
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        return state != "Z"
-    except OSError:
-        return True
-
-
 def running_pid(paths: BrokerPaths) -> int | None:
     """The PID of the broker this state folder started, if it still runs."""
-    try:
-        pid = int(paths.pid_file.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-    if _pid_alive(pid) and _is_our_broker(pid, paths):
-        return pid
-    return None
-
-
-def _is_our_broker(pid: int, paths: BrokerPaths) -> bool:
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return True
-    return "kafka.Kafka" in cmdline and str(paths.properties) in cmdline
+    return recorded_pid(paths.pid_file, "kafka.Kafka", str(paths.properties))
 
 
 def _port_open(port: int) -> bool:
@@ -224,24 +195,9 @@ def stop(home: Path | None = None) -> int | None:
     if pid is None:
         paths.pid_file.unlink(missing_ok=True)
         return None
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline and _pid_alive(pid):
-        _reap(pid)
-        time.sleep(0.2)
-    if _pid_alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        time.sleep(0.5)
-        _reap(pid)
+    stop_process(pid, STOP_TIMEOUT_S)
     paths.pid_file.unlink(missing_ok=True)
     return pid
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def status(home: Path | None = None) -> tuple[int, int] | None:

@@ -12,7 +12,6 @@ process group it started.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from cdclake.exceptions import CdclakeError, SetupError
 from cdclake.paths import PROJECT_ROOT, jars_dir, state_home
+from cdclake.processes import recorded_pid, stop_process
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
@@ -214,34 +214,9 @@ def _spark_submit() -> str:
     return str(found)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not running
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def _is_our_server(pid: int, paths: ServerPaths) -> bool:
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return True
-    return SERVER_CLASS in cmdline and str(paths.log4j) in cmdline
-
-
 def running_pid(paths: ServerPaths) -> int | None:
     """The PID of the server this state folder started, if it still runs."""
-    try:
-        pid = int(paths.pid_file.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-    return pid if _pid_alive(pid) and _is_our_server(pid, paths) else None
+    return recorded_pid(paths.pid_file, SERVER_CLASS, str(paths.log4j))
 
 
 def _recorded_port(paths: ServerPaths) -> int:
@@ -347,33 +322,9 @@ def stop(home: Path | None = None) -> int | None:
     if pid is None:
         paths.pid_file.unlink(missing_ok=True)
         return None
-    _signal_group(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline and _pid_alive(pid):
-        _reap(pid)
-        time.sleep(0.2)
-    if _pid_alive(pid):
-        _signal_group(pid, signal.SIGKILL)
-        time.sleep(0.5)
-        _reap(pid)
+    stop_process(pid, STOP_TIMEOUT_S, group=True)  # started in a session of its own
     paths.pid_file.unlink(missing_ok=True)
     return pid
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pid, sig)  # started with start_new_session: the group is ours alone
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        os.kill(pid, sig)
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def status(home: Path | None = None) -> tuple[int, int] | None:
