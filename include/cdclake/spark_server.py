@@ -255,8 +255,13 @@ def check_reachable(remote: str) -> None:
 
 def server_command(config: PipelineConfig, port: int, host: str, paths: ServerPaths) -> list[str]:
     settings = settings_from_config(config)
+    # A local-mode driver's own RPC and block manager ports bind to the machine's address by
+    # default: on one machine nothing needs them beyond the loopback.
+    loopback = ({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+                if settings.master.startswith("local") else {})
     conf = {
         **session_conf(settings),
+        **loopback,
         "spark.connect.grpc.binding.address": host,
         "spark.connect.grpc.binding.port": str(port),
         "spark.driver.extraJavaOptions": f"{java_options()} -Dlog4j2.configurationFile=file:{paths.log4j}",

@@ -21,15 +21,26 @@ def _free_port() -> int:
     return free_port()
 
 
-def _listening_addresses(port: int) -> set[str]:
-    """Local addresses of the TCP sockets listening on ``port`` (from /proc/net/tcp and tcp6)."""
-    found = set()
+LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1, IPv4 or IPv6-mapped
+
+
+def _listening(pid: int) -> dict[int, str]:
+    """Port -> local address of every TCP socket ``pid`` listens on (/proc/net/tcp, tcp6)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    found = {}
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
-            address, hex_port = local.rsplit(":", 1)
-            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
-                found.add(address)
+            fields = line.split()
+            address, hex_port = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                found[int(hex_port, 16)] = address
     return found
 
 
@@ -54,9 +65,11 @@ def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
     assert started.returncode == 0, started.stderr
     assert f"listening on sc://127.0.0.1:{port}" in started.stdout
     try:
-        # IPv4 127.0.0.1 (or its IPv6-mapped form): never every interface.
-        assert _listening_addresses(port) <= {"0100007F", "0000000000000000FFFF00000100007F"}, \
-            _listening_addresses(port)
+        # Connect's port and the driver's own: 127.0.0.1 only, never every interface.
+        from cdclake.spark_server import server_paths
+
+        listening = _listening(int(server_paths(tmp_path).pid_file.read_text()))
+        assert port in listening and set(listening.values()) <= LOOPBACK, listening
         again = cli("spark", "start", "--port", str(port))
         assert again.returncode == 0 and "already running" in again.stdout
         status = cli("spark", "status")
@@ -77,8 +90,6 @@ def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
         assert travelled.stdout.splitlines() == ["n", "2"], travelled.stderr
         bad = cli("sql", "SELECT * FROM lakehouse.ops.no_such_table")
         assert bad.returncode == 2 and "no_such_table" in bad.stderr
-
-        from cdclake.spark_server import server_paths
 
         pid = int(server_paths(tmp_path).pid_file.read_text())
         os.kill(pid, signal.SIGKILL)
