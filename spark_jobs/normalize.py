@@ -47,8 +47,7 @@ STAGE = "normalize"
 SMALL_QUARANTINE = 10_000
 # The raw hour is read in splits of about this many (compressed) bytes. Decoding is bound by the
 # CPU and the raw files are small (one per topic and landing task), so Iceberg's default 128 MB
-# splits make one or a few uneven tasks. The bench's 1M messages (bench/README.md, session 30):
-# 128 MB 1 task, 16.1-16.2 s; 8 MB 6 tasks, 9.7-10.0 s; 4 MB 11 tasks, 10.5-10.9 s.
+# splits make one or a few uneven tasks; bench/normalize compares split sizes.
 READ_SPLIT_BYTES = 8 * 1024 * 1024
 
 

@@ -121,8 +121,7 @@ PROPERTIES = {
 # LOCALLY ORDERED BY``), not range-partitioned across tasks (``WRITE ORDERED BY``: a sampling job
 # and a shuffle of every row). Its write tasks read the raw hour, whose files each hold one
 # topic, so a file holds the tables of few topics; its smaller row groups let a read of one
-# table skip the rest of a file. The range write cost normalize 1.6 s more of 12 s for 1M
-# messages (bench/README.md, session 29).
+# table skip the rest of a file. The range write made normalize slower (bench/normalize).
 OWN_PROPERTIES = {CHANGELOG: {"write.distribution-mode": "none",
                               "write.parquet.row-group-size-bytes": str(16 * 1024 * 1024)}}
 
