@@ -8,7 +8,8 @@ column taken from the pipeline configuration, never a constant hidden in code.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -114,12 +115,25 @@ def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
             .withColumn("quarantine_rate_max", rate_max))
 
 
+CURRENT_COLUMNS = ("current_table", "_cdc_key", "current_row_id", "cdc_event_time_minutes_ahead_of_now",
+                   "_cdc_kafka_topic", "_cdc_kafka_partition", "_cdc_kafka_offset")
+
+
 def current_rows(spark: SparkSession, table: str, branch: str | None, now: dt.datetime) -> DataFrame:
     """A current-state (or tombstone) table with ``current_row_id`` and event-time freshness."""
     rows = spark.table(table_ref(table, branch))
     row_id = F.col("_cdc_key")
     if OCCURRENCE in rows.columns:  # keyless table: copies of one whole row share _cdc_key
         row_id = F.concat_ws("#", F.col("_cdc_key"), F.col(OCCURRENCE).cast("string"))
-    return (rows.withColumn("current_row_id", F.when(F.col("_cdc_key").isNotNull(), row_id))
+    return (rows.withColumn("current_table", F.lit(table))
+            .withColumn("current_row_id", F.when(F.col("_cdc_key").isNotNull(), row_id))
             .withColumn("cdc_event_time_minutes_ahead_of_now",
-                        minutes_between(F.col("_cdc_event_time"), F.lit(now).cast("timestamp"))))
+                        minutes_between(F.col("_cdc_event_time"), F.lit(now).cast("timestamp")))
+            .select(*CURRENT_COLUMNS))
+
+
+def current_tables_rows(spark: SparkSession, tables: Sequence[tuple[str, str | None]],
+                        now: dt.datetime) -> DataFrame | None:
+    """The rows of every ``(table, branch)`` in one frame, so one gate pass checks them all."""
+    frames = [current_rows(spark, table, branch, now) for table, branch in tables]
+    return reduce(DataFrame.unionByName, frames) if frames else None

@@ -353,9 +353,10 @@ def _frames(spark: SparkSession, config: PipelineConfig, stage: str, batch: str,
                     if t.quarantine_rate_max is not None}
         default = config.gates.quarantine_rate_max
         return [(None, gate_frames.changelog_topics(spark, hour, branch, rate_max, default))]
-    return [(table, gate_frames.current_rows(
-        spark, table, branch if branch and has_branch(spark, table, branch) else None, now))
-        for table in tables]
+    # Every table in one frame: one GX pass for the stage, whatever the number of tables.
+    frame = gate_frames.current_tables_rows(spark, [
+        (table, branch if branch and has_branch(spark, table, branch) else None) for table in tables], now)
+    return [] if frame is None else [(None, frame)]
 
 
 def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.datetime, run_id: str, *,

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 CLEAN_HOUR = dt.datetime(2024, 3, 1, 10)
 BAD_HOUR = dt.datetime(2024, 3, 1, 11)
 QUARANTINE_HOUR = dt.datetime(2024, 3, 1, 12)
+CURRENT_HOUR = dt.datetime(2024, 3, 1, 13)
 ITEMS = "current.gates_db__items"
 
 
@@ -55,11 +56,11 @@ def _gate_results(spark, hour: dt.datetime) -> list[tuple]:
                   for r in spark.table(GATE_RESULTS).where(f"landed_hour = '{hour}'").collect())
 
 
-def _make_items_table(spark) -> None:
+def _make_items_table(spark, table: str = ITEMS) -> None:
     from spark_jobs.compact import META_COLUMNS
 
     meta = ", ".join(f"{name} {sql_type}" for name, sql_type in META_COLUMNS)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {ITEMS} (id string, name string, {meta}) USING iceberg")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {table} (id string, name string, {meta}) USING iceberg")
 
 
 def _items_rows(hour: dt.datetime) -> list[tuple]:
@@ -113,9 +114,9 @@ def test_clean_hour_passes_all_three_gates_and_is_published(spark, gate_config, 
         f"{ITEMS}.branch_{branch}").append()
     current = run_gate(spark, gate_config, "current", CLEAN_HOUR, "r1", branch=branch)
     assert [(o.target, o.expectation, o.column, o.success) for o in current.outcomes] == [
-        (ITEMS, "expect_column_values_to_not_be_null", "_cdc_key", True),
-        (ITEMS, "expect_column_values_to_be_unique", "current_row_id", True),
-        (ITEMS, "expect_column_values_to_be_between", "cdc_event_time_minutes_ahead_of_now", True)]
+        (None, "expect_column_values_to_not_be_null", "_cdc_key", True),
+        (None, "expect_compound_columns_to_be_unique", "current_table,current_row_id", True),
+        (None, "expect_column_values_to_be_between", "cdc_event_time_minutes_ahead_of_now", True)]
 
     audited = _hour_rows(spark, CHANGELOG, CLEAN_HOUR, branch)
     assert audited and _hour_rows(spark, CHANGELOG, CLEAN_HOUR) == []  # analysts see nothing yet
@@ -247,11 +248,37 @@ def test_quarantine_rate_over_topic_threshold_fails_until_the_topic_allows_it(sp
     assert len(_hour_rows(spark, QUARANTINE, QUARANTINE_HOUR)) == 2
 
 
+def test_current_gate_checks_all_tables_in_one_pass_and_names_the_bad_rows(spark, gate_config) -> None:
+    from spark_jobs import publish
+    from spark_jobs.gates import run_gate
+
+    left, right = "current.gates_db__left", "current.gates_db__right"
+    for table in (left, right):
+        _make_items_table(spark, table)
+    branch = publish.start_audit(spark, [left, right], CURRENT_HOUR)
+    rows = _items_rows(CURRENT_HOUR)
+    # The same key twice in one table is a fault; the same key in two tables is not.
+    twin = rows[0][:8] + (10002,) + rows[0][9:]
+    for table, written in ((left, rows), (right, rows + [twin])):
+        spark.createDataFrame(written, spark.table(table).schema).writeTo(
+            f"{table}.branch_{branch}").append()
+    with pytest.raises(GateFailed) as failure:
+        run_gate(spark, gate_config, "current", CURRENT_HOUR, "r6", branch=branch)
+    failed = [line for line in str(failure.value).splitlines() if line.startswith("  - ")]
+    assert failed == [
+        "  - current.rows: expect_compound_columns_to_be_unique(current_table,current_row_id) observed "
+        '2 unexpected of 5 rows (sample [{"current_table": "current.gates_db__right", '
+        '"current_row_id": "1"}, {"current_table": "current.gates_db__right", "current_row_id": "1"}]); '
+        "offending rows (Kafka coordinates): current.gates_db__right/it.canal/0/10000/1, "
+        "current.gates_db__right/it.canal/0/10002/1"]
+    assert spark.table(left).collect() == spark.table(right).collect() == []  # nothing published
+
+
 def test_data_docs_index_lists_the_runs(state_home) -> None:
     index = state_home / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
     html = index.read_text()
     for run_name in ("raw 2024-03-01T10 r1", "changelog 2024-03-01T10 r1",
-                     f"current 2024-03-01T10 r1 {ITEMS}", "changelog 2024-03-01T11 r2",
+                     "current 2024-03-01T10 r1", "changelog 2024-03-01T11 r2",
                      "changelog 2024-03-01T11 r3", "changelog 2024-03-01T12 r4"):
         assert run_name in html
     for suite in ("raw.messages", "raw.partitions", "changelog.changes", "changelog.topics", "current.rows"):
