@@ -37,7 +37,7 @@ from cdclake.exceptions import ConfigError, GateFailed
 from spark_jobs import gate_frames
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, tombstone_table_name
-from spark_jobs.publish import current_tables, has_branch
+from spark_jobs.publish import current_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
 
@@ -49,7 +49,10 @@ log = logging.getLogger(__name__)
 STAGES = ("raw", "changelog", "current")
 SUITES_DIR = Path(__file__).resolve().parents[1] / "expectations"
 DATASOURCE = "cdclake_spark"
-RESULT_FORMAT = "BASIC"
+# A gate counts unexpected rows without sampling them (each sample is a query per expectation);
+# a batch that fails is validated again with samples, for its report and Data Docs page.
+COUNTS_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0}
+SAMPLES_FORMAT = {"result_format": "BASIC"}
 OFFENDING_ROWS = 5
 # The validation results the Data Docs index lists, newest first (about a day of hourly gates).
 DOCS_INDEX_LIMIT = 1000
@@ -174,9 +177,9 @@ class GateRunner:
         # validate() persists each frame itself (offending rows read it again after GX).
         self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE, persist=False)
         self._unrendered: list[Any] = []
-        # One checkpoint per suite batch and expectations, reused for every table of a stage:
-        # saving it writes the suite, validation definition and checkpoint to the GX folder.
-        self._checkpoints: dict[tuple[str, str], Any] = {}
+        # Per suite batch, a checkpoint for each result format, saved once per runner: saving
+        # writes the suite, validation definition and checkpoints to the GX folder.
+        self._checkpoints: dict[tuple[str, str], dict[str, Any]] = {}
 
     def _limit_docs_index(self, limit: int) -> None:
         """Make every Data Docs site's index list only the newest ``limit`` validation results."""
@@ -196,14 +199,23 @@ class GateRunner:
         root = Path(self.context.root_directory)
         return root / "uncommitted" / "data_docs" / "local_site" / "index.html"
 
-    def _checkpoint(self, suite: SuiteBatch) -> Any:
+    def _checkpoint(self, suite: SuiteBatch, result_format: Mapping[str, Any]) -> Any:
+        """The suite's checkpoint for ``result_format`` (both formats validate one saved suite
+        and validation definition: saving the suite again would make the other checkpoint stale)."""
         key = (suite.name, json.dumps([suite.description, suite.coordinates, suite.expectations],
                                       sort_keys=True, default=str))
         if key not in self._checkpoints:
-            self._checkpoints[key] = self._save_checkpoint(suite)
-        return self._checkpoints[key]
+            definition = self._save_definition(suite)
+            self._checkpoints[key] = {
+                json.dumps(f, sort_keys=True): self.context.checkpoints.add_or_update(self.gx.Checkpoint(
+                    name=f"gate_{suite.name}{'_samples' if f == SAMPLES_FORMAT else ''}",
+                    validation_definitions=[definition],
+                    actions=[],  # Data Docs: build_docs(), once per gate
+                    result_format=dict(f)))
+                for f in (COUNTS_FORMAT, SAMPLES_FORMAT)}
+        return self._checkpoints[key][json.dumps(result_format, sort_keys=True)]
 
-    def _save_checkpoint(self, suite: SuiteBatch) -> Any:
+    def _save_definition(self, suite: SuiteBatch) -> Any:
         gx = self.gx
         try:
             asset = self.datasource.get_asset(suite.name)
@@ -216,24 +228,26 @@ class GateRunner:
         gx_suite = self.context.suites.add_or_update(gx.ExpectationSuite(
             name=suite.name, expectations=[dict(e) for e in suite.expectations],
             meta={"description": suite.description, "coordinates": list(suite.coordinates)}))
-        definition = self.context.validation_definitions.add_or_update(
+        return self.context.validation_definitions.add_or_update(
             gx.ValidationDefinition(name=suite.name, data=batch_definition, suite=gx_suite))
-        return self.context.checkpoints.add_or_update(gx.Checkpoint(
-            name=f"gate_{suite.name}", validation_definitions=[definition],
-            actions=[],  # Data Docs: build_docs(), once per gate
-            result_format={"result_format": RESULT_FORMAT}))
 
     def validate(self, suite: SuiteBatch, frame: DataFrame, parameters: Mapping[str, Any],
                  run_name: str, target: str | None = None) -> list[ExpectationOutcome]:
         """Run ``suite`` on ``frame``; one outcome per expectation (offending rows for failures)."""
         from great_expectations.core.run_identifier import RunIdentifier
 
-        checkpoint = self._checkpoint(suite)
-        frame = frame.persist(REUSED)
-        try:
-            result = checkpoint.run(
+        def run(result_format: Mapping[str, Any]) -> Any:
+            return self._checkpoint(suite, result_format).run(
                 batch_parameters={"dataframe": frame}, expectation_parameters=dict(parameters),
                 run_id=RunIdentifier(run_name=run_name, run_time=dt.datetime.now(dt.UTC)))
+
+        frame = frame.persist(REUSED)
+        try:
+            result = run(COUNTS_FORMAT)
+            if not result.success:  # keep only the run with samples
+                for key in result.run_results:
+                    self.context.validation_results_store.remove_key(key)
+                result = run(SAMPLES_FORMAT)
             self._unrendered.extend(result.run_results.keys())
             outcomes = []
             for validation in result.run_results.values():
@@ -325,23 +339,25 @@ def offending_rows(frame: DataFrame, outcome: ExpectationOutcome, coordinates: S
 # --------------------------------------------------------------------------------------- the gate
 
 def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
-                     tables: Sequence[str] | None) -> list[str]:
-    """The current.* tables to validate: given ones; else those on the branch; else those the hour touched."""
+                     tables: Sequence[str] | None) -> list[tuple[str, str | None]]:
+    """The current.* tables to validate, each with the branch to read (None: main): given ones;
+    else those on the branch; else those the hour touched."""
     if tables:
-        return list(tables)
+        on_branch = set(tables_with_branch(spark, tables, branch)) if branch else set()
+        return [(t, branch if t in on_branch else None) for t in tables]
     existing = current_tables(spark)
     if branch:
-        return [t for t in existing if has_branch(spark, t, branch)]
+        return [(t, branch) for t in tables_with_branch(spark, existing, branch)]
     touched = (spark.table(CHANGELOG).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
                .select("database", "schema_name", "table_name").distinct().collect())
     names = {current_table_name(r["database"], r["table_name"], r["schema_name"]) for r in touched}
     names |= {tombstone_table_name(n) for n in names}
-    return [t for t in existing if t in names]
+    return [(t, None) for t in existing if t in names]
 
 
 def _frames(spark: SparkSession, config: PipelineConfig, stage: str, batch: str, hour: dt.datetime,
             branch: str | None, now: dt.datetime,
-            tables: Sequence[str]) -> list[tuple[str | None, DataFrame]]:
+            targets: Sequence[tuple[str, str | None]]) -> list[tuple[str | None, DataFrame]]:
     if stage == "raw":
         frame = gate_frames.raw_messages(spark, hour) if batch == "messages" else \
             gate_frames.raw_partitions(spark, hour)
@@ -354,9 +370,8 @@ def _frames(spark: SparkSession, config: PipelineConfig, stage: str, batch: str,
         default = config.gates.quarantine_rate_max
         return [(None, gate_frames.changelog_topics(spark, hour, branch, rate_max, default))]
     # Every table in one frame: one GX pass for the stage, whatever the number of tables.
-    frame = gate_frames.current_tables_rows(spark, [
-        (table, branch if branch and has_branch(spark, table, branch) else None) for table in tables], now)
-    return [] if frame is None else [(None, frame)]
+    current = gate_frames.current_tables_rows(spark, targets, now)
+    return [] if current is None else [(None, current)]
 
 
 def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.datetime, run_id: str, *,

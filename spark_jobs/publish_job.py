@@ -34,9 +34,9 @@ def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, act
         chosen = list(dict.fromkeys([*publish.AUDITED_TABLES, *(tables or ())]))
         publish.start_audit(spark, chosen, hour)
         return chosen
-    chosen = list(tables) if tables else publish.audited_tables(spark, hour)
     if action == "publish":
-        return publish.publish(spark, chosen, hour)
+        return publish.publish(spark, list(tables) if tables else publish.audit_candidates(spark), hour)
+    chosen = list(tables) if tables else publish.audited_tables(spark, hour)
     publish.discard(spark, chosen, hour)
     return chosen
 

@@ -93,7 +93,7 @@ GATE_RESULTS_DDL = """
     validated_at timestamp
 """
 
-# (name, columns DDL, partitioning, write order)
+# (name, columns DDL, partitioning, write order: see WRITE_ORDER)
 TABLES: tuple[tuple[str, str, str, str], ...] = (
     # Partitioned by hour and topic: a landing replaces exactly its (hour, topic) partitions, so
     # landing some topics of an hour never touches the others.
@@ -124,6 +124,9 @@ PROPERTIES = {
 # table skip the rest of a file. The range write made normalize slower (bench/normalize).
 OWN_PROPERTIES = {CHANGELOG: {"write.distribution-mode": "none",
                               "write.parquet.row-group-size-bytes": str(16 * 1024 * 1024)}}
+# How each distribution mode's rows are ordered. Both keep the mode (``WRITE ORDERED BY`` would
+# switch to range: a sampling job before every write, which reads a landing's Kafka ranges twice).
+WRITE_ORDER = {"none": "LOCALLY ORDERED BY", "hash": "DISTRIBUTED BY PARTITION LOCALLY ORDERED BY"}
 
 
 def in_catalog(spark: SparkSession, name: str) -> str:
@@ -152,9 +155,7 @@ def ensure_tables(spark: SparkSession) -> None:
             f"CREATE TABLE IF NOT EXISTS {name} ({columns}) USING iceberg {partition_clause} "
             "TBLPROPERTIES (" + ", ".join(f"'{k}'='{v}'" for k, v in properties.items()) + ")"
         )
-        # WRITE LOCALLY ORDERED BY keeps the distribution mode set above (it does not set none).
-        locally = "LOCALLY " if properties["write.distribution-mode"] == "none" else ""
-        spark.sql(f"ALTER TABLE {name} WRITE {locally}ORDERED BY {order}")
+        spark.sql(f"ALTER TABLE {name} WRITE {WRITE_ORDER[properties['write.distribution-mode']]} {order}")
 
 
 def replace_small(frame: DataFrame, table: str, condition: Column) -> None:
