@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +50,10 @@ log = logging.getLogger(__name__)
 STAGES = ("raw", "changelog", "current")
 SUITES_DIR = Path(__file__).resolve().parents[1] / "expectations"
 DATASOURCE = "cdclake_spark"
+PANDAS_DATASOURCE = "cdclake_pandas"
+# A batch of at most this many rows is validated in this process (GX's pandas engine) after one
+# Spark query; a larger one by GX on Spark, which costs a Spark job or two per expectation.
+LOCAL_ROWS_MAX = 100_000
 # A gate counts unexpected rows without sampling them (each sample is a query per expectation);
 # a batch that fails is validated again with samples, for its report and Data Docs page.
 COUNTS_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0}
@@ -164,7 +169,7 @@ class GateRunner:
     """A GX file context (``<project_root>/gx``) and the Spark session whose DataFrames it validates."""
 
     def __init__(self, spark: SparkSession, project_root: Path,
-                 docs_index_limit: int = DOCS_INDEX_LIMIT) -> None:
+                 docs_index_limit: int = DOCS_INDEX_LIMIT, local_rows_max: int = LOCAL_ROWS_MAX) -> None:
         gx = import_gx()
         from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -175,11 +180,14 @@ class GateRunner:
         self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self._limit_docs_index(docs_index_limit)
         # validate() persists each frame itself (offending rows read it again after GX).
-        self.datasource = self.context.data_sources.add_or_update_spark(name=DATASOURCE, persist=False)
+        self.datasources = {
+            "spark": self.context.data_sources.add_or_update_spark(name=DATASOURCE, persist=False),
+            "pandas": self.context.data_sources.add_or_update_pandas(name=PANDAS_DATASOURCE)}
+        self.local_rows_max = local_rows_max
         self._unrendered: list[Any] = []
         # Per suite batch, a checkpoint for each result format, saved once per runner: saving
         # writes the suite, validation definition and checkpoints to the GX folder.
-        self._checkpoints: dict[tuple[str, str], dict[str, Any]] = {}
+        self._checkpoints: dict[tuple[str, str, str], dict[str, Any]] = {}
 
     def _limit_docs_index(self, limit: int) -> None:
         """Make every Data Docs site's index list only the newest ``limit`` validation results."""
@@ -199,28 +207,31 @@ class GateRunner:
         root = Path(self.context.root_directory)
         return root / "uncommitted" / "data_docs" / "local_site" / "index.html"
 
-    def _checkpoint(self, suite: SuiteBatch, result_format: Mapping[str, Any]) -> Any:
-        """The suite's checkpoint for ``result_format`` (both formats validate one saved suite
-        and validation definition: saving the suite again would make the other checkpoint stale)."""
-        key = (suite.name, json.dumps([suite.description, suite.coordinates, suite.expectations],
-                                      sort_keys=True, default=str))
-        if key not in self._checkpoints:
-            definition = self._save_definition(suite)
+    def _checkpoint(self, suite: SuiteBatch, engine: str, result_format: Mapping[str, Any],
+                    save: bool = False) -> Any:
+        """The suite's checkpoint on ``engine`` for ``result_format`` (both formats validate one
+        saved suite and validation definition: saving either again would make the other stale);
+        saved on first use, or again with ``save``."""
+        key = (suite.name, engine, json.dumps([suite.description, suite.coordinates, suite.expectations],
+                                              sort_keys=True, default=str))
+        if save or key not in self._checkpoints:
+            definition = self._save_definition(suite, engine)
             self._checkpoints[key] = {
                 json.dumps(f, sort_keys=True): self.context.checkpoints.add_or_update(self.gx.Checkpoint(
-                    name=f"gate_{suite.name}{'_samples' if f == SAMPLES_FORMAT else ''}",
+                    name=f"gate_{definition.name}{'_samples' if f == SAMPLES_FORMAT else ''}",
                     validation_definitions=[definition],
                     actions=[],  # Data Docs: build_docs(), once per gate
                     result_format=dict(f)))
                 for f in (COUNTS_FORMAT, SAMPLES_FORMAT)}
         return self._checkpoints[key][json.dumps(result_format, sort_keys=True)]
 
-    def _save_definition(self, suite: SuiteBatch) -> Any:
+    def _save_definition(self, suite: SuiteBatch, engine: str) -> Any:
         gx = self.gx
+        datasource = self.datasources[engine]
         try:
-            asset = self.datasource.get_asset(suite.name)
+            asset = datasource.get_asset(suite.name)
         except LookupError:
-            asset = self.datasource.add_dataframe_asset(name=suite.name)
+            asset = datasource.add_dataframe_asset(name=suite.name)
         try:
             batch_definition = asset.get_batch_definition("whole_frame")
         except (KeyError, LookupError, ValueError):
@@ -228,26 +239,48 @@ class GateRunner:
         gx_suite = self.context.suites.add_or_update(gx.ExpectationSuite(
             name=suite.name, expectations=[dict(e) for e in suite.expectations],
             meta={"description": suite.description, "coordinates": list(suite.coordinates)}))
+        name = suite.name if engine == "spark" else f"{suite.name}_{engine}"
         return self.context.validation_definitions.add_or_update(
-            gx.ValidationDefinition(name=suite.name, data=batch_definition, suite=gx_suite))
+            gx.ValidationDefinition(name=name, data=batch_definition, suite=gx_suite))
+
+    def _local(self, suite: SuiteBatch, frame: DataFrame) -> Any:
+        """The columns ``suite`` reads as a pandas frame, when ``frame`` is small; else None."""
+        if self.local_rows_max <= 0:
+            return None
+        named = {c for e in suite.expectations for k in ("column", "column_A", "column_B")
+                 if isinstance(c := (e.get("kwargs") or {}).get(k), str)}
+        named |= {c for e in suite.expectations for c in (e.get("kwargs") or {}).get("column_list") or ()}
+        columns = [c for c in frame.columns if c in named]
+        rows = frame.select(*columns).limit(self.local_rows_max + 1).toPandas()
+        return rows if len(rows) <= self.local_rows_max else None
 
     def validate(self, suite: SuiteBatch, frame: DataFrame, parameters: Mapping[str, Any],
                  run_name: str, target: str | None = None) -> list[ExpectationOutcome]:
         """Run ``suite`` on ``frame``; one outcome per expectation (offending rows for failures)."""
         from great_expectations.core.run_identifier import RunIdentifier
+        from great_expectations.exceptions.resource_freshness import ResourceFreshnessAggregateError
 
-        def run(result_format: Mapping[str, Any]) -> Any:
-            return self._checkpoint(suite, result_format).run(
-                batch_parameters={"dataframe": frame}, expectation_parameters=dict(parameters),
-                run_id=RunIdentifier(run_name=run_name, run_time=dt.datetime.now(dt.UTC)))
+        def run(engine: str, data: Any, result_format: Mapping[str, Any]) -> Any:
+            def once(save: bool) -> Any:
+                return self._checkpoint(suite, engine, result_format, save).run(
+                    batch_parameters={"dataframe": data}, expectation_parameters=dict(parameters),
+                    run_id=RunIdentifier(run_name=run_name, run_time=dt.datetime.now(dt.UTC)))
+            try:
+                return once(save=False)
+            except ResourceFreshnessAggregateError:  # the suite was saved since, by another runner
+                return once(save=True)
 
         frame = frame.persist(REUSED)
         try:
-            result = run(COUNTS_FORMAT)
-            if not result.success:  # keep only the run with samples
+            local = self._local(suite, frame)
+            if local is not None:
+                result = run("pandas", local, SAMPLES_FORMAT)
+            else:
+                result = run("spark", frame, COUNTS_FORMAT)
+            if not result.success and local is None:  # keep only the run with samples
                 for key in result.run_results:
                     self.context.validation_results_store.remove_key(key)
-                result = run(SAMPLES_FORMAT)
+                result = run("spark", frame, SAMPLES_FORMAT)
             self._unrendered.extend(result.run_results.keys())
             outcomes = []
             for validation in result.run_results.values():
@@ -272,6 +305,28 @@ def _column_of(kwargs: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _plain(value: Any) -> Any:
+    """A GX result value as plain JSON-able Python, the same from either engine (pandas gives
+    NaN or NaT for a null, numpy scalars for numbers)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if type(value).__name__ == "NaTType":
+        return None
+    if type(value).__name__ == "Timestamp":  # pandas: the datetime Spark would have given
+        return value.to_pydatetime()
+    return value
+
+
+def _json(value: Any) -> str:
+    return json.dumps(_plain(value), default=str)
+
+
 def _outcome(suite: SuiteBatch, target: str | None, r: Any) -> ExpectationOutcome:
     config = r.expectation_config
     kwargs = {k: v for k, v in dict(config.kwargs).items() if k != "batch_id"}
@@ -280,12 +335,13 @@ def _outcome(suite: SuiteBatch, target: str | None, r: Any) -> ExpectationOutcom
     if info.get("raised_exception"):
         observed = f"error: {str(info.get('exception_message'))[:300]}"
     elif "observed_value" in result:
-        observed = json.dumps(result["observed_value"], default=str)
+        observed = _json(result["observed_value"])
     elif "unexpected_count" in result:
-        observed = (f"{result['unexpected_count']} unexpected of {result.get('element_count')} rows "
-                    f"(sample {json.dumps((result.get('partial_unexpected_list') or [])[:5], default=str)})")
+        counts = _plain([result["unexpected_count"], result.get("element_count")])
+        observed = (f"{counts[0]} unexpected of {counts[1]} rows "
+                    f"(sample {_json((result.get('partial_unexpected_list') or [])[:5])})")
     else:
-        observed = json.dumps(result, default=str)[:300]
+        observed = _json(result)[:300]
     return ExpectationOutcome(suite.name, target, config.type, _column_of(kwargs), kwargs,
                               bool(r.success), observed)
 

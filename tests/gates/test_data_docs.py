@@ -17,10 +17,12 @@ import yaml
 from tests.gates.gx_runs import store_gate_runs
 
 
-def test_docs_are_rendered_once_per_gate_and_the_index_lists_the_newest_results(spark, tmp_path) -> None:
+@pytest.mark.parametrize("local_rows_max", [100, 0], ids=["pandas", "spark"])
+def test_docs_are_rendered_once_per_gate_and_the_index_lists_the_newest_results(spark, tmp_path,
+                                                                                 local_rows_max) -> None:
     from spark_jobs.gates import GateRunner, SuiteBatch
 
-    runner = GateRunner(spark, tmp_path, docs_index_limit=2)
+    runner = GateRunner(spark, tmp_path, docs_index_limit=2, local_rows_max=local_rows_max)
     not_null = {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "id"},
                 "meta": {"batch": "rows"}}
     suite = SuiteBatch("docs", "rows", "three ids, one null", ("id",), (not_null,))

@@ -176,20 +176,23 @@ def _write_branch_rows(spark, rows: list[dict], branch: str) -> None:
     frame.writeTo(f"{CHANGELOG}.branch_{branch}").overwrite(F.col("landed_hour") == F.lit(BAD_HOUR))
 
 
+@pytest.mark.parametrize("local_rows_max", [None, 0], ids=["pandas", "spark"])
 @pytest.mark.parametrize(
     "tamper", [_tamper_future_event_time, _tamper_unknown_op, _tamper_delete_without_key],
     ids=["future_event_time", "unknown_op", "delete_without_key"])
-def test_bad_change_fails_the_changelog_gate_and_stays_unpublished(spark, gate_config, bad_hour,
-                                                                   tamper) -> None:
-    from spark_jobs.gates import run_gate
+def test_bad_change_fails_the_changelog_gate_and_stays_unpublished(spark, gate_config, state_home, bad_hour,
+                                                                   tamper, local_rows_max) -> None:
+    """Either GX engine (a small batch in pandas, a large one on Spark) reports the same."""
+    from spark_jobs.gates import GateRunner, run_gate
     from spark_jobs.tables import CHANGELOG
 
     branch, clean = bad_hour
     rows = [dict(r) for r in clean]
     spoiled, expected_failures = tamper(rows)
     _write_branch_rows(spark, rows, branch)
+    runner = None if local_rows_max is None else GateRunner(spark, state_home, local_rows_max=local_rows_max)
     with pytest.raises(GateFailed) as failure:
-        run_gate(spark, gate_config, "changelog", BAD_HOUR, "r2", branch=branch)
+        run_gate(spark, gate_config, "changelog", BAD_HOUR, "r2", branch=branch, runner=runner)
     message = str(failure.value)
     coordinates = f"{spoiled['kafka_topic']}/{spoiled['kafka_partition']}/{spoiled['kafka_offset']}"
     for expectation, column in expected_failures:
