@@ -80,12 +80,12 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.formats.base import key_of
@@ -807,8 +807,10 @@ def apply_truncate(spark: SparkSession, table: str, truncate_key: str | None) ->
 
 def compact_table(spark: SparkSession, source_table: SourceTable,
                   hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
-                  hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG) -> TableResult:
-    """Apply one source table's changes of the hour (see the module docstring)."""
+                  hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG,
+                  hour_kinds: Sequence[Row] | None = None) -> TableResult:
+    """Apply one source table's changes of the hour (see the module docstring). ``hour_kinds``:
+    the table's events counted by kind (``kind``, ``n``, newest ``k``), when counted already."""
     database, schema, table_name = source_table
     table = current_table_name(database, table_name, schema)
     source = source_label(database, table_name, schema)
@@ -820,7 +822,9 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         mine = fold_case(mine, spellings)
         events = change_events(mine)
         declared = declared_columns(mine, spellings).get(source_table, {})
-    by_kind = events.groupBy("kind").agg(F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
+        hour_kinds = None
+    by_kind = hour_kinds if hour_kinds is not None else \
+        events.groupBy("kind").agg(F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
     kinds = {r["kind"]: r["n"] for r in by_kind}
     newest_truncate = next((r["k"] for r in by_kind if r["kind"] == "TRUNCATE"), None)
     if kinds.get("UNKEYED"):
@@ -878,12 +882,15 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         "key", F.coalesce("stored_count", F.lit(0)).alias("stored_count"),
         F.when(F.col("forced") | (F.col("batch_min") <= F.greatest("stored_order", "tomb_order")), "SLOW")
         .when(F.col("present"), "PRESENT").when(F.col("tomb_order").isNull() & below_purge, "SLOW")
-        .otherwise("ABSENT").alias("base"))
+        .otherwise("ABSENT").alias("base"), F.col("tomb_order").isNotNull().alias("tombstoned"))
     ).localCheckpoint()
-    bases = {r["base"]: r["n"] for r in classified.groupBy("base").agg(F.count("*").alias("n")).collect()}
+    counted = classified.groupBy("base").agg(
+        F.count("*").alias("n"), F.sum(F.col("tombstoned").cast("int")).alias("tombstoned")).collect()
+    bases = {r["base"]: r["n"] for r in counted}
+    tombstoned = sum(r["tombstoned"] or 0 for r in counted)
     slow_keys = classified.where(F.col("base") == "SLOW").select("key", "stored_count")
     n_slow = bases.get("SLOW", 0)
-    fast = key_events.join(classified.where(F.col("base") != "SLOW"), "key")
+    fast = key_events.join(classified.where(F.col("base") != "SLOW").drop("tombstoned"), "key")
     if n_slow:
         past = spark.table(changelog).where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
         if spellings:
@@ -906,7 +913,10 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
             merge_keyless(spark, table, merge_source, columns)
         else:
             merge_keyed(spark, table, merge_source, columns)
-        merge_tombstones(spark, table, merge_source)
+        # A tombstone is written when a key is deleted (a delete, a key move, a keyless row's last
+        # copy) and dropped when a key comes back over it; slow keys are recomputed from history.
+        if n_slow or tombstoned or kinds.get("DELETE") or kinds.get("DEC"):
+            merge_tombstones(spark, table, merge_source)
         # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
         # dropped the tombstones of replayed historic hours at once, so re-running an earlier
         # hour afterwards resurrected deleted rows.
@@ -949,6 +959,7 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
         events = change_events(changes).persist(REUSED)
+        kinds = _kinds_by_table(events)
         declared_all: dict[SourceTable, dict[str, str | None]] | None
         try:
             declared_all = declared_columns(changes)
@@ -965,14 +976,24 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
                         "(or set a distinct database) so each has its own current table")
                 declared = _declared_for(changes, source_table) if declared_all is None \
                     else declared_all.get(source_table, {})
-                summary.tables.append(compact_table(spark, source_table, changes, events,
-                                                    declared, hour, options, changelog))
+                summary.tables.append(compact_table(spark, source_table, changes, events, declared, hour,
+                                                    options, changelog, kinds.get(source_table, [])))
             except (CompactionError, IdentifierCollision) as exc:
                 summary.tables.append(TableResult(label, table, "FAILED", 0, message=str(exc)))
         events.unpersist()
     finally:
         changes.unpersist()
     return summary
+
+
+def _kinds_by_table(events: DataFrame) -> dict[SourceTable, list[Row]]:
+    """Each source table's events of the hour counted by kind, in one query for every table."""
+    rows = events.groupBy("database", "source_schema", "table_name", "kind").agg(
+        F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
+    kinds: dict[SourceTable, list[Row]] = {}
+    for r in rows:
+        kinds.setdefault((r["database"], r["source_schema"], r["table_name"]), []).append(r)
+    return kinds
 
 
 def _declared_for(changes: DataFrame, source_table: SourceTable) -> dict[str, str | None]:

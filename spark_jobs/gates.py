@@ -59,8 +59,9 @@ LOCAL_ROWS_MAX = 100_000
 COUNTS_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0}
 SAMPLES_FORMAT = {"result_format": "BASIC"}
 OFFENDING_ROWS = 5
-# The validation results the Data Docs index lists, newest first (about a day of hourly gates).
-DOCS_INDEX_LIMIT = 1000
+# The validation results the Data Docs index lists, newest first: two days of hourly gates (five
+# results an hour). Each gate rebuilds the index, reading every result it lists.
+DOCS_INDEX_LIMIT = 240
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Benchmark: the hourly DAG's cost per hour through ``cdclake run`` on the Spark Connect server.
 
-    .venv/bin/python bench/hour/run.py [--hours 24] [--only empty|demo] [--keep]
+    .venv/bin/python bench/hour/run.py [--hours 24] [--only empty|demo] [--keep] [--histogram]
 
 In a private state folder (own broker, own Spark Connect server):
   1. **empty**: ``--hours`` hours of the demo's topics with no message in them: the pipeline's
@@ -82,6 +82,17 @@ def heap_used_mb(pid: int) -> float:
     return sum(used[:2]) / 1024 if len(used) >= 2 else float("nan")  # young + old generation
 
 
+def heap_histogram(pid: int, top: int = 15) -> str:
+    """The classes holding most of the driver's live heap (``jcmd GC.class_histogram``: a full
+    collection first, so only what is still referenced counts)."""
+    import subprocess
+
+    lines = subprocess.run(["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("num"))
+    return "\n".join(lines[head:head + 2 + top])
+
+
 def _report(name: str, seconds: list[float], tasks: dict[str, float]) -> None:
     order = ["plan", "land", "validate_raw", "normalize", "validate_changelog", "compact",
              "validate_current", "publish"]
@@ -95,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hours", type=int, default=24)
     parser.add_argument("--only", choices=["empty", "demo"])
     parser.add_argument("--keep", action="store_true", help="keep the state folder (printed)")
+    parser.add_argument("--histogram", action="store_true",
+                        help="print the classes holding most of the server's live heap at the end")
     args = parser.parse_args(argv)
 
     home = Path(tempfile.mkdtemp(prefix="cdclake-bench-hour-"))
@@ -142,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
             _report("demo-traffic hours", _run_hours(config, hours), _task_medians(config, hours))
             ran += len(hours)
             print(f"server heap after {ran} hours: {heap_used_mb(pid):.0f} MB live")
+        if args.histogram:
+            print(heap_histogram(pid))
     finally:
         spark_server.stop(home)
         kafka_broker.stop(home)
