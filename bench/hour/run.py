@@ -71,10 +71,17 @@ def _task_medians(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str,
 
 
 def heap_used_mb(pid: int) -> float:
-    """The server driver's live heap after a full collection (``jcmd GC.run``, ``GC.heap_info``)."""
+    """The server driver's live heap after a full collection (``jcmd GC.run``, ``GC.heap_info``).
+
+    Collected twice, a few seconds apart: the first collection only hands Spark's context
+    cleaner the broadcasts, shuffles and cached blocks nothing references any more, and the
+    cleaner then drops them from the block manager, for the second to free.
+    """
     import re
     import subprocess
 
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
+    time.sleep(5)
     subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
     info = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True,
                           check=True).stdout
@@ -87,6 +94,8 @@ def heap_histogram(pid: int, top: int = 15) -> str:
     collection first, so only what is still referenced counts)."""
     import subprocess
 
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
+    time.sleep(5)  # the context cleaner's turn (see heap_used_mb)
     lines = subprocess.run(["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True,
                            check=True).stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("num"))
