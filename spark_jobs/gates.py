@@ -248,9 +248,7 @@ class GateRunner:
         """The columns ``suite`` reads as a pandas frame, when ``frame`` is small; else None."""
         if self.local_rows_max <= 0:
             return None
-        named = {c for e in suite.expectations for k in ("column", "column_A", "column_B")
-                 if isinstance(c := (e.get("kwargs") or {}).get(k), str)}
-        named |= {c for e in suite.expectations for c in (e.get("kwargs") or {}).get("column_list") or ()}
+        named = {c for e in suite.expectations for c in _columns(e.get("kwargs") or {})}
         columns = [c for c in frame.columns if c in named]
         rows = frame.select(*columns).limit(self.local_rows_max + 1).toPandas()
         return rows if len(rows) <= self.local_rows_max else None
@@ -296,14 +294,19 @@ class GateRunner:
             frame.unpersist()
 
 
-def _column_of(kwargs: Mapping[str, Any]) -> str | None:
+def _columns(kwargs: Mapping[str, Any]) -> list[str]:
+    """The columns an expectation reads."""
     if kwargs.get("column"):
-        return str(kwargs["column"])
+        return [str(kwargs["column"])]
     if kwargs.get("column_list"):
-        return ",".join(kwargs["column_list"])
+        return [str(c) for c in kwargs["column_list"]]
     if kwargs.get("column_A"):
-        return f"{kwargs['column_A']},{kwargs['column_B']}"
-    return None
+        return [str(kwargs["column_A"]), str(kwargs["column_B"])]
+    return []
+
+
+def _column_of(kwargs: Mapping[str, Any]) -> str | None:
+    return ",".join(_columns(kwargs)) or None
 
 
 def _plain(value: Any) -> Any:
