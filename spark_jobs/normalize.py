@@ -253,13 +253,13 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     """
     ensure_tables(spark)
     if branch is not None:
-        from spark_jobs.publish import audit_branch, start_audit
+        from spark_jobs.publish import audit_branch, begin_attempt
 
         if branch != audit_branch(hour):
             raise ValueError(f"the audit branch of hour {hour:%Y-%m-%dT%H} is {audit_branch(hour)!r}, "
                              f"not {branch!r}")
         # A fresh branch from main: a re-run of the hour starts from what analysts see.
-        start_audit(spark, (CHANGELOG, QUARANTINE), hour)
+        begin_attempt(spark, hour, (CHANGELOG, QUARANTINE))
     raw = spark.read.option("split-size", str(READ_SPLIT_BYTES)).table(RAW_MESSAGES).where(hour_filter(hour))
     source, python_decoded, fast = decode_plan(raw, formats)
     changelog = table_ref(CHANGELOG, branch)

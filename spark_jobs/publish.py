@@ -10,6 +10,14 @@ is never what they see. A failed gate leaves ``main`` untouched and the branch i
 inspection (``SELECT ... FROM cdc.changelog.branch_audit_20240301T10``); re-running the hour starts a
 fresh branch, :func:`discard` drops it without publishing.
 
+Each attempt at an hour starts clean (:func:`begin_attempt`): the changelog's audit branch marks an
+attempt in flight. It is created before any other table's branch and, in :func:`publish` and
+:func:`discard`, dropped after every other one, so while any table holds the hour's branch the
+changelog holds it too. A new attempt that finds the changelog's branch drops the hour's branch on
+every table first, so no row, table property or stray branch of a failed attempt reaches ``main``,
+whether or not ``main`` moved in between. An interrupted publish is completed by running publish
+again: it fast-forwards the tables that still hold the branch.
+
 Why fast-forward always applies: the hourly DAG runs with ``max_active_runs=1``, so the hours of
 one table are audited and published one after the other and nothing commits to ``main`` of these
 tables between an hour's :func:`start_audit` and its :func:`publish` — ``main`` is still an ancestor
@@ -63,6 +71,25 @@ def tables_with_branch(spark: SparkSession, tables: Iterable[str], branch: str) 
     return [t for t in tables if t in found]
 
 
+def _changelog_last(tables: Iterable[str]) -> list[str]:
+    """The changelog's branch is the attempt's marker: the last to go (see the module doc)."""
+    tables = list(tables)
+    return [t for t in tables if t != CHANGELOG] + [t for t in tables if t == CHANGELOG]
+
+
+def begin_attempt(spark: SparkSession, hour: dt.datetime,
+                  tables: Iterable[str] = AUDITED_TABLES) -> str:
+    """Start an attempt at ``hour``: drop what an earlier unpublished attempt left on any table
+    (when the changelog still holds the hour's branch), then branch ``tables`` fresh from main."""
+    branch = audit_branch(hour)
+    if tables_with_branch(spark, [CHANGELOG], branch):
+        left = audited_tables(spark, hour)
+        log.warning("hour %s: an earlier attempt left branch %s on %s; dropped before this attempt",
+                    hour.isoformat(), branch, ", ".join(left))
+        discard(spark, left, hour)
+    return start_audit(spark, tables, hour)
+
+
 def start_audit(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> str:
     """(Re)create the hour's audit branch of each table from ``main``'s current snapshot."""
     branch = audit_branch(hour)
@@ -81,12 +108,13 @@ def start_audit(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -
 def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> list[str]:
     """Fast-forward ``main`` of each table to the hour's audit branch, then drop the branch.
 
-    Tables without the branch are skipped (already published, or not written this hour); the
-    tables published are returned.
+    Tables without the branch are skipped (already published, or not written this hour), so a
+    second call completes an interrupted one; the tables published are returned, the changelog
+    last.
     """
     branch = audit_branch(hour)
     published = []
-    for table in tables_with_branch(spark, tables, branch):
+    for table in _changelog_last(tables_with_branch(spark, tables, branch)):
         spark.sql(f"CALL system.fast_forward(table => {_literal(in_catalog(spark, table))}, "
                   f"branch => 'main', to => {_literal(branch)})")
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
@@ -98,7 +126,7 @@ def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> li
 def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> None:
     """Drop the hour's audit branch of each table; ``main`` stays as it is."""
     branch = audit_branch(hour)
-    for table in tables:
+    for table in _changelog_last(tables):
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
 
 

@@ -5,10 +5,11 @@ one on the configured server.
 
     python spark_jobs/publish_job.py --hour 2024-01-01T10:00:00Z --run-id R [--action publish]
 
-``--action start`` (re)creates the hour's audit branch on ``cdc.changelog`` and ``cdc.quarantine``
-(plus any ``--table``) before normalize writes to it; ``publish`` (default) fast-forwards ``main`` of
-every table holding the branch (changelog, quarantine, current.*) and drops the branch; ``discard``
-drops the branch without publishing.
+``--action start`` begins an attempt: drops what an unpublished earlier attempt left, then creates
+the hour's audit branch on ``cdc.changelog`` and ``cdc.quarantine`` (plus any ``--table``);
+``publish`` (default) fast-forwards ``main`` of every table holding the branch (changelog,
+quarantine, current.*, the changelog last) and drops the branch; ``discard`` drops the branch
+without publishing.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, act
     """Apply ``action`` to the hour's audit branch; returns the tables it touched."""
     if action == "start":
         chosen = list(dict.fromkeys([*publish.AUDITED_TABLES, *(tables or ())]))
-        publish.start_audit(spark, chosen, hour)
+        publish.begin_attempt(spark, hour, chosen)
         return chosen
     if action == "publish":
         return publish.publish(spark, list(tables) if tables else publish.audit_candidates(spark), hour)

@@ -104,10 +104,10 @@ def test_clean_hour_passes_all_three_gates_and_is_published(spark, gate_config, 
         capsys.readouterr().out
 
     _make_items_table(spark)  # created by "compaction" in this hour: no snapshot yet
-    tables = [CHANGELOG, QUARANTINE, ITEMS]
-    branch = publish.start_audit(spark, tables, CLEAN_HOUR)
+    branch = publish.audit_branch(CLEAN_HOUR)
     assert branch == "audit_20240301T10"
-    normalize_hour(spark, _formats(), CLEAN_HOUR, "r1", branch=branch)
+    normalize_hour(spark, _formats(), CLEAN_HOUR, "r1", branch=branch)  # begins the attempt
+    publish.start_audit(spark, [ITEMS], CLEAN_HOUR)
     report = run_gate(spark, gate_config, "changelog", CLEAN_HOUR, "r1", branch=branch)
     assert sorted((o.suite, o.expectation, o.column) for o in report.outcomes) == CHANGELOG_EXPECTATIONS
     spark.createDataFrame(_items_rows(CLEAN_HOUR), spark.table(ITEMS).schema).writeTo(
@@ -122,10 +122,11 @@ def test_clean_hour_passes_all_three_gates_and_is_published(spark, gate_config, 
     assert audited and _hour_rows(spark, CHANGELOG, CLEAN_HOUR) == []  # analysts see nothing yet
     assert spark.table(ITEMS).collect() == []
 
-    assert publish.publish(spark, publish.audited_tables(spark, CLEAN_HOUR), CLEAN_HOUR) == tables
+    assert publish.publish(spark, publish.audited_tables(spark, CLEAN_HOUR), CLEAN_HOUR) == [
+        QUARANTINE, ITEMS, CHANGELOG]  # the changelog last: its branch marks the hour unpublished
     assert _hour_rows(spark, CHANGELOG, CLEAN_HOUR) == audited
     assert sorted(tuple(r) for r in spark.table(ITEMS).collect()) == sorted(_items_rows(CLEAN_HOUR))
-    assert all(branch not in publish.branch_names(spark, t) for t in tables)
+    assert all(branch not in publish.branch_names(spark, t) for t in (CHANGELOG, QUARANTINE, ITEMS))
     results = _gate_results(spark, CLEAN_HOUR)
     assert {(stage, run, ok) for stage, run, _s, _e, _c, ok in results} == {
         ("raw", "r1", True), ("changelog", "r1", True), ("current", "r1", True)}
@@ -214,7 +215,7 @@ def test_repaired_bad_hour_passes_and_publishes(spark, gate_config, bad_hour) ->
     branch, clean = bad_hour
     _write_branch_rows(spark, clean, branch)
     run_gate(spark, gate_config, "changelog", BAD_HOUR, "r3", branch=branch)
-    assert publish.publish(spark, [CHANGELOG, QUARANTINE], BAD_HOUR) == [CHANGELOG, QUARANTINE]
+    assert publish.publish(spark, [CHANGELOG, QUARANTINE], BAD_HOUR) == [QUARANTINE, CHANGELOG]
     assert _hour_rows(spark, CHANGELOG, BAD_HOUR) == clean
     results = _gate_results(spark, BAD_HOUR)  # the re-run replaced the failed runs' rows
     assert {(run, ok) for _st, run, _s, _e, _c, ok in results} == {("r3", True)}
