@@ -694,9 +694,9 @@ def _typed_source(results: DataFrame, columns: dict[str, str]) -> DataFrame:
         F.col("order_key").alias("_cdc_order_key"), F.col("kafka_topic").alias("_cdc_kafka_topic"),
         F.col("kafka_partition").alias("_cdc_kafka_partition"),
         F.col("kafka_offset").alias("_cdc_kafka_offset"), F.col("run_id").alias("_cdc_run_id"),
-        F.col("deleted").alias("_m_deleted"), F.col("replace").alias("_m_replace"),
-        F.from_json("set_cols", "array<string>").alias("_m_set"),
-        F.col("count").alias("_m_count"), F.col("stored_count").alias("_m_stored_count"))
+        F.col("deleted").alias("_cdc_m_deleted"), F.col("replace").alias("_cdc_m_replace"),
+        F.from_json("set_cols", "array<string>").alias("_cdc_m_set"),
+        F.col("count").alias("_cdc_m_count"), F.col("stored_count").alias("_cdc_m_stored_count"))
 
 
 _DATE_TYPES = frozenset({"date", "timestamp", "timestamp_ntz"})
@@ -755,44 +755,44 @@ def merge_keyed(spark: SparkSession, table: str, source: DataFrame, columns: dic
     view = f"_cdc_src_{abs(hash(table)) % 10**8}"
     source.createOrReplaceTempView(view)
     meta = [n for n, _ in META_COLUMNS]
-    sets = [f"{quote(c)} = CASE WHEN s._m_replace OR array_contains(s._m_set, {_literal(c)}) "
+    sets = [f"{quote(c)} = CASE WHEN s._cdc_m_replace OR array_contains(s._cdc_m_set, {_literal(c)}) "
             f"THEN s.{quote(c)} ELSE t.{quote(c)} END" for c in sorted(columns)]
     sets += [f"{quote(m)} = s.{quote(m)}" for m in meta]
     names = [quote(c) for c in sorted(columns)] + [quote(m) for m in meta]
     spark.sql(f"""
         MERGE INTO {quote_table(table)} t USING {view} s ON t._cdc_key = s._cdc_key
-        WHEN MATCHED AND s._m_deleted THEN DELETE
+        WHEN MATCHED AND s._cdc_m_deleted THEN DELETE
         WHEN MATCHED THEN UPDATE SET {', '.join(sets)}
-        WHEN NOT MATCHED AND NOT s._m_deleted THEN INSERT ({', '.join(names)})
+        WHEN NOT MATCHED AND NOT s._cdc_m_deleted THEN INSERT ({', '.join(names)})
             VALUES ({', '.join('s.' + n for n in names)})""")
 
 
 def merge_keyless(spark: SparkSession, table: str, source: DataFrame, columns: dict[str, str]) -> None:
     view = f"_cdc_src_{abs(hash(table)) % 10**8}"
     copies = (source.withColumn(OCCURRENCE, F.explode(F.sequence(
-        F.lit(1), F.greatest(F.col("_m_count"), F.col("_m_stored_count"), F.lit(1)).cast("int"))))
-        .withColumn("_m_keep", F.col(OCCURRENCE) <= F.col("_m_count")))
+        F.lit(1), F.greatest(F.col("_cdc_m_count"), F.col("_cdc_m_stored_count"), F.lit(1)).cast("int"))))
+        .withColumn("_cdc_m_keep", F.col(OCCURRENCE) <= F.col("_cdc_m_count")))
     copies.createOrReplaceTempView(view)
     names = [quote(c) for c in sorted(columns)] + [quote(m) for m, _ in META_COLUMNS] + [OCCURRENCE]
     sets = [f"{n} = s.{n}" for n in names]
     spark.sql(f"""
         MERGE INTO {quote_table(table)} t USING {view} s
             ON t._cdc_key = s._cdc_key AND t.{OCCURRENCE} = s.{OCCURRENCE}
-        WHEN MATCHED AND NOT s._m_keep THEN DELETE
+        WHEN MATCHED AND NOT s._cdc_m_keep THEN DELETE
         WHEN MATCHED THEN UPDATE SET {', '.join(sets)}
-        WHEN NOT MATCHED AND s._m_keep THEN INSERT ({', '.join(names)})
+        WHEN NOT MATCHED AND s._cdc_m_keep THEN INSERT ({', '.join(names)})
             VALUES ({', '.join('s.' + n for n in names)})""")
 
 
 def merge_tombstones(spark: SparkSession, table: str, source: DataFrame) -> None:
     view = f"_cdc_tomb_{abs(hash(table)) % 10**8}"
     meta = [quote(n) for n, _ in META_COLUMNS]
-    source.select(*[n for n, _ in META_COLUMNS], "_m_deleted").createOrReplaceTempView(view)
+    source.select(*[n for n, _ in META_COLUMNS], "_cdc_m_deleted").createOrReplaceTempView(view)
     spark.sql(f"""
         MERGE INTO {quote_table(tombstone_table_name(table))} t USING {view} s ON t._cdc_key = s._cdc_key
-        WHEN MATCHED AND s._m_deleted THEN UPDATE SET {', '.join(f'{m} = s.{m}' for m in meta)}
+        WHEN MATCHED AND s._cdc_m_deleted THEN UPDATE SET {', '.join(f'{m} = s.{m}' for m in meta)}
         WHEN MATCHED THEN DELETE
-        WHEN NOT MATCHED AND s._m_deleted THEN INSERT ({', '.join(meta)})
+        WHEN NOT MATCHED AND s._cdc_m_deleted THEN INSERT ({', '.join(meta)})
             VALUES ({', '.join('s.' + m for m in meta)})""")
 
 
@@ -947,8 +947,9 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
                  options: CompactionOptions | None = None, changelog: str = CHANGELOG) -> CompactionSummary:
     """Apply the changelog rows landed in ``hour`` to the current-state tables they touch.
 
-    A table that fails (collision, incompatible schema change) is reported in the summary and
-    left unchanged by its remaining steps; the other tables are still compacted.
+    A table that fails (collision, incompatible schema change, any Spark error) is reported in
+    the summary and left unchanged by its remaining steps; the other tables are still compacted.
+    Database-level changes (no table name) make no table.
     """
     options = options or CompactionOptions()
     ensure_tables(spark)
@@ -959,7 +960,7 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
         sources: list[SourceTable] = sorted(
             {(r["database"], r["source_schema"], r["table_name"]) for r in changes.select(
                 "database", F.expr(SOURCE_SCHEMA_SQL).alias("source_schema"), "table_name",
-            ).distinct().collect()},
+            ).distinct().collect() if _names_a_table(r["table_name"])},
             key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
         events = change_events(changes).persist(REUSED)
@@ -984,10 +985,22 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
                                                     options, changelog, kinds.get(source_table, [])))
             except (CompactionError, IdentifierCollision) as exc:
                 summary.tables.append(TableResult(label, table, "FAILED", 0, message=str(exc)))
+            except Exception as exc:  # one table's Spark error never stops the others
+                summary.tables.append(TableResult(label, table, "FAILED", 0,
+                                                  message=f"{type(exc).__name__}: {_first_line(exc)}"))
         events.unpersist()
     finally:
         changes.unpersist()
     return summary
+
+
+def _names_a_table(table_name: str | None) -> bool:
+    """A database-level change (``CREATE DATABASE``, a DDL with no table) has no current table."""
+    return table_name is not None and bool(table_name.strip())
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:500]
 
 
 def _kinds_by_table(events: DataFrame) -> dict[SourceTable, list[Row]]:

@@ -7,8 +7,11 @@ sources have none, and CloudCanal repeats the database as the schema.
 :func:`current_table_name` maps a source table to ``current.<db>__<table>``, or to
 ``current.<db>__<schema>__<table>`` when the schema counts, so ``HR.EMP`` and ``SCOTT.EMP``
 stay two tables. Each part is lower-cased, every run of characters outside ``[a-z0-9_]`` becomes
-``_``, leading and trailing ``_`` are dropped, an empty result becomes ``_``, and a missing
-database becomes ``nodb``. Two sources that map to the same name (or one's name to the other's
+``_``, leading and trailing ``_`` are dropped, and a missing database becomes ``nodb``. A part
+with characters beyond ASCII, or with no letter or digit, is transliterated (``订单`` -> ``dingdan``,
+``café`` -> ``cafe``) and gets the first 8 hex digits of its SHA-256 as a suffix
+(``dingdan_3d5436ea``), so ``订单`` and ``用户``, or ``café`` and ``cafe``, stay two tables. Two sources
+that still map to the same name (``Order-Items`` and ``order_items``, or one's name to the other's
 tombstone table) are a collision: the compaction job refuses both (it never mixes two tables into
 one) and reports them. Column names are kept as the source spells them and always quoted with
 :func:`quote`; names differing only by case (Spark resolves case-insensitively) are a collision,
@@ -19,7 +22,11 @@ into one spelling.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
+
+from anyascii import anyascii
 
 from spark_jobs.formats import registry
 
@@ -54,12 +61,18 @@ class IdentifierCollision(ValueError):
 
 
 def sanitise(text: str | None, empty: str = "_") -> str:
-    """``"Order-Items "`` -> ``order_items``; deterministic, never empty."""
-    if text is None:
+    """``"Order-Items "`` -> ``order_items``, ``"订单"`` -> ``dingdan_3d5436ea``; deterministic,
+    never empty (see the module doc)."""
+    if text is None or not text.strip():
         return empty
-    cleaned = _UNSAFE.sub("_", text.strip().lower()).strip("_")
+    original = unicodedata.normalize("NFC", text.strip())
+    cleaned = _UNSAFE.sub("_", anyascii(original).lower()).strip("_")
     cleaned = re.sub(r"_{2,}", "_", cleaned)  # "__" is the db/table separator: keep it unique
-    return cleaned or empty
+    if original.isascii() and re.search(r"[A-Za-z0-9]", original):
+        return cleaned
+    # Transliteration and punctuation lose what tells two names apart: the digest keeps it.
+    digest = hashlib.sha256(original.encode("utf-8")).hexdigest()[:8]
+    return f"{cleaned}_{digest}" if cleaned else f"x_{digest}"
 
 
 def source_schema(database: str | None, schema: str | None) -> str | None:

@@ -41,6 +41,16 @@ def test_names_are_sanitised_and_collisions_found():
     assert quote_table("current.x`y") == "`current`.`x``y`"
 
 
+def test_non_ascii_and_punctuation_only_names_are_readable_and_distinct():
+    names = [current_table_name("shop", t) for t in ("订单", "用户", "café", "cafe", "---", "___")]
+    assert names == ["current.shop__dingdan_3d5436ea", "current.shop__yonghu_0d0e1a86",
+                     "current.shop__cafe_850f7dc4", "current.shop__cafe", "current.shop__x_cb3f91d5",
+                     "current.shop__x_bda25155"]
+    # One spelling, one name: the NFD form of "café" is the same table as its NFC form.
+    assert current_table_name("shop", "cafe\u0301") == "current.shop__cafe_850f7dc4"
+    assert find_collisions([("shop", None, "订单"), ("shop", None, "用户")]) == {}
+
+
 def test_a_schema_other_than_the_database_is_part_of_the_table_name():
     # Oracle / PostgreSQL / OceanBase tenants: same table name in two schemas = two tables.
     assert current_table_name(None, "EMP", "HR") == "current.nodb__hr__emp"

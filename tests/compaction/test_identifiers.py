@@ -1,0 +1,59 @@
+"""Names from messages on real Spark: distinct source tables never share a current table, a
+database-level DDL makes no table, user columns named like cdclake's MERGE internals are kept, and
+one table's Spark error fails that table alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_jobs.compact import compact_hour
+from tests.compaction.changes import Changes, hour, write_hour
+
+pytestmark = pytest.mark.slow
+
+
+def test_non_ascii_names_columns_like_internals_and_database_ddl(spark) -> None:
+    types = {"id": "LONG", "_m_deleted": "STRING", "_m_set": "STRING", "key": "STRING"}
+    orders = Changes("ident", "订单", keys=["id"], types=types)
+    users = Changes("ident", "用户", keys=["id"], types=types)
+    cafe = Changes("ident", "café", keys=["id"], types=types)
+    cafe_plain = Changes("ident", "cafe", keys=["id"])
+    database = Changes("ident", None)  # type: ignore[arg-type]
+    image = {"id": "1", "_m_deleted": "yes", "_m_set": "[]", "key": "k"}
+    write_hour(spark, 60, [
+        orders.row("INSERT", after=image),
+        users.row("INSERT", after={**image, "id": "2"}),
+        users.row("UPDATE", before={"id": "2"}, after={"id": "2", "_m_deleted": "no"}, full=False),
+        cafe.row("INSERT", after=image),
+        cafe_plain.row("INSERT", after={"id": "3"}, types={"id": "LONG"}),
+        database.row("DDL", ddl="CREATE DATABASE ident2", keys=[]),
+    ])
+    summary = compact_hour(spark, hour(60), "compact__60")
+    assert sorted((t.source, t.table, t.status) for t in summary.tables) == [
+        ("ident.cafe", "current.ident__cafe", "OK"),
+        ("ident.café", "current.ident__cafe_850f7dc4", "OK"),
+        ("ident.用户", "current.ident__yonghu_0d0e1a86", "OK"),
+        ("ident.订单", "current.ident__dingdan_3d5436ea", "OK"),
+    ]
+    data = ["id", "_m_deleted", "_m_set", "key"]
+    assert [tuple(r) for r in spark.table("current.ident__dingdan_3d5436ea").select(*data).collect()] == [
+        (1, "yes", "[]", "k")]
+    assert [tuple(r) for r in spark.table("current.ident__yonghu_0d0e1a86").select(*data).collect()] == [
+        (2, "no", "[]", "k")]
+    assert spark.table("current.ident__cafe").select("id").collect()[0]["id"] == 3
+    assert not [t for t in spark.catalog.listTables("current") if t.name.startswith("ident___")]
+
+
+def test_a_spark_error_in_one_table_fails_that_table_only(spark) -> None:
+    good = Changes("fault", "good", keys=["id"], types={"id": "LONG"})
+    broken = Changes("fault", "broken", keys=["id"], types={"id": "LONG"})
+    write_hour(spark, 61, [good.row("INSERT", after={"id": "1"}), broken.row("INSERT", after={"id": "1"})])
+    # A table the job cannot write: a current table whose layout is not the one compaction made.
+    spark.sql("DROP TABLE IF EXISTS current.fault__broken")
+    spark.sql("CREATE TABLE current.fault__broken (id bigint) USING iceberg")
+    summary = compact_hour(spark, hour(61), "compact__61")
+    results = {t.table: t for t in summary.tables}
+    assert results["current.fault__good"].status == "OK"
+    assert results["current.fault__broken"].status == "FAILED"
+    assert results["current.fault__broken"].message.startswith("AnalysisException: "), results
+    assert [r["id"] for r in spark.table("current.fault__good").collect()] == [1]
