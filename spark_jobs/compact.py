@@ -6,9 +6,14 @@ counts when it is not the database, e.g. ``HR.EMP`` and ``SCOTT.EMP`` are two ta
 Design (why re-runs and shuffled hours give the same tables)
 -----------------------------------------------------------
 The state of a key is defined as the *fold* of all its changes in total order: the **order key**
-``S<source_sequence>`` (or ``T<event_time micros, 20 digits>``) ``|partition|offset|record_index``
-(zero-padded, so text order is the order). Redelivered duplicates (same topic, partition, offset,
-record index) count once. Every stored row keeps the order key of the last change it reflects.
+``V<event_time micros, 20 digits>|<source_sequence>|<partition>|<offset>|<record_index>``
+(zero-padded, so text order is the order; see :func:`order_key`). Event time comes first because
+every change has one (snapshot and full-load rows carry no vendor sequence); the vendor sequence
+orders the changes of one event time (one transaction, or a clock's resolution: MySQL's binlog
+times are seconds), and of two changes with the same time, one with a sequence comes before one
+without; then the Kafka coordinates (the tool's emission order). Redelivered duplicates (same
+topic, partition, offset, record index) count once. Every stored row keeps the order key of the
+last change it reflects.
 
 For each key the hour touches, compaction takes one of two paths:
 
@@ -186,11 +191,18 @@ _CHANGE_INPUT = (
 )
 
 
+# Marks the order key's layout. Keys of the earlier layout (``S<sequence>|...``, ``T<time>|...``)
+# sort before every key of this one, as the older changes they are.
+ORDER_KEY_LAYOUT = "V"
+
+
 def order_key(source_sequence: str | None, event_us: int | None, partition: int | None,
               offset: int | None, record_index: int | None) -> str:
-    """Sortable text: vendor sequence, else event time; then Kafka partition, offset, record."""
-    head = f"S{source_sequence}" if source_sequence else f"T{max(event_us or 0, 0):020d}"
-    return f"{head}|{partition or 0:010d}|{offset or 0:020d}|{record_index or 0:010d}"
+    """Sortable text: event time, then vendor sequence (none after any), then Kafka partition,
+    offset and record index. A time before 1970 or none counts as 0: such changes come first."""
+    time = max(event_us or 0, 0)
+    return (f"{ORDER_KEY_LAYOUT}{time:020d}|{source_sequence or ''}|{partition or 0:010d}"
+            f"|{offset or 0:020d}|{record_index or 0:010d}")
 
 
 def row_hash(image: dict[str, Any]) -> str:

@@ -342,8 +342,8 @@ class CanalFamilyDecoder(JsonDecoder):
     @classmethod
     def detected(cls, options: FormatOptions) -> CanalFamilyDecoder:
         """Under ``auto`` no ``id`` is a sequence: a plain DRS INSERT or UPDATE looks exactly like
-        Canal's, so one DRS topic would mix ``id``-ordered and time-ordered changes, and order keys
-        of the two kinds do not compare. Configure ``drs_json``/``drs_json_c`` to order by ``id``."""
+        Canal's, whose ``id`` is a batch id that restarts with the Canal server. Configure
+        ``drs_json``/``drs_json_c`` to order by ``id``."""
         decoder = cls(options)
         decoder._sequence_field = None
         return decoder

@@ -52,9 +52,8 @@
   {"iv","bytes"}}`` (older Maxwells: ``data`` is the base64 ciphertext beside ``init_vector``):
   quarantined with that reason (the key is not ours to hold).
 - ``position`` (``binlog-file:offset``, with ``--output_binlog_position``) is the source
-  position but not the ordering sequence: bootstrap rows carry none, binlog file names restart on
-  a failover to another server, and an order key of a position would not compare with the
-  bootstrap rows' event-time keys (a stale snapshot row would win over newer updates). Changes are
+  position but not the ordering sequence: bootstrap rows carry none, and binlog file names
+  restart on a failover to another server, so positions do not compare as text. Changes are
   ordered by ``ts`` then Kafka partition and offset, which is Maxwell's emission order.
 """
 

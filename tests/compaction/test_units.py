@@ -23,6 +23,21 @@ def test_fold_is_order_independent_and_counts_duplicates_once():
     assert fold_key(list(reversed(events)), "ABSENT") == expected
 
 
+def test_order_is_event_time_then_sequence_then_kafka_coordinates():
+    """One total order whether a change has a vendor sequence or only a time."""
+    snapshot = order_key(None, None, 3, 900, 0)  # a full-load row: no time, no sequence
+    early = order_key("00000000000000000009", 1_000, 0, 5, 0)
+    unsequenced = order_key(None, 2_000, 1, 1, 0)
+    same_time_seq = order_key("00000000000000000007", 3_000, 0, 7, 0)
+    same_time_seq_later = order_key("00000000000000000008", 3_000, 0, 6, 0)
+    same_time_none = order_key(None, 3_000, 0, 2, 0)
+    late = order_key("00000000000000000001", 4_000, 0, 1, 0)
+    real = [snapshot, early, unsequenced, same_time_seq, same_time_seq_later, same_time_none, late]
+    assert sorted(real[3:] + real[:3]) == sorted(real[4:] + real[:4]) == real
+    # Keys of the earlier layout (S<sequence>, T<time>) are older than every key of this one.
+    assert max("S00000000000000000009|", "T00000000000000099999|") < snapshot
+
+
 def test_partial_onto_present_row_sets_only_its_columns():
     result = fold_key([ev("PARTIAL", 2, '{"b": "2"}')], "PRESENT")
     assert (result["replace"], result["set_cols"], result["deleted"]) == (False, '["b"]', False)
