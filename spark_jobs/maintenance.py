@@ -42,6 +42,13 @@ Not racing the hourly writers
    still conflicts fails alone (reported, retried next day) instead of the whole rewrite.
 3. Orphan removal only deletes files older than the safety margin (above), so it cannot remove the
    files of a write that is still running.
+4. **Never under an hour in flight.** An hour's audit branches are made from ``main`` when its
+   attempt begins, and its publish fast-forwards ``main`` to them, which Iceberg refuses once
+   ``main`` has moved. The steps that commit to ``main`` (:data:`MAIN_MOVING_STEPS`) therefore
+   defer a table that holds an ``audit_*`` branch: it is reported ``DEFERRED``, the task fails, and
+   Airflow retries it once the hour is published. The check and the step run in one task of the
+   one-slot pool, so no hourly write begins in between. A branch left by an hour that failed its
+   gate defers that table until the hour is re-run or discarded (the message names it).
 
 A table whose step fails does not stop the other tables; the step reports every failure at the
 end (:class:`MaintenanceError`) so the task fails and Airflow retries it (all steps are idempotent).
@@ -72,6 +79,9 @@ TABLE_STEPS = (
     "expire_snapshots",
     "remove_orphan_files",
 )
+# The steps that commit a new snapshot to main (expiring snapshots and removing orphans do not).
+MAIN_MOVING_STEPS = frozenset({"purge_tombstones", "rewrite_data_files", "rewrite_position_delete_files"})
+AUDIT_BRANCH_PREFIX = "audit_"  # spark_jobs.publish.audit_branch
 GATE_RESULTS_STEP = "expire_gate_results"
 STEPS = (*TABLE_STEPS, GATE_RESULTS_STEP)
 # What the gate-results step's StepResult names in place of a table.
@@ -105,7 +115,7 @@ class MaintenanceOptions(MaintenanceConfig):
 class StepResult:
     step: str
     table: str
-    status: str  # "OK" or "FAILED"
+    status: str  # "OK", "FAILED" or "DEFERRED" (an hour in flight holds the table)
     metrics: dict[str, int] = field(default_factory=dict)
     message: str = ""
 
@@ -156,6 +166,27 @@ def lakehouse_tables(spark: SparkSession, catalog: str, namespaces: Iterable[str
             if not row["isTemporary"]:
                 tables.append(f"{namespace}.{row['tableName']}")
     return sorted(tables)
+
+
+def audit_branches(spark: SparkSession, catalog: str, tables: Iterable[str]) -> dict[str, list[str]]:
+    """``ns.table`` -> the hours' audit branches it holds (written, not yet published), for those
+    of ``tables`` that hold any: one query for them all."""
+    tables = [checked_name(t) for t in tables]
+    if not tables:
+        return {}
+    union = " UNION ALL ".join(
+        f"SELECT {sql_text(t)} AS t, name FROM {checked_name(catalog, 'catalog')}.{t}.refs "
+        f"WHERE type = 'BRANCH' AND startswith(name, {sql_text(AUDIT_BRANCH_PREFIX)})" for t in tables)
+    found: dict[str, list[str]] = {}
+    for row in spark.sql(union).collect():
+        found.setdefault(row["t"], []).append(row["name"])
+    return {t: sorted(names) for t, names in found.items()}
+
+
+def _deferred(branches: list[str]) -> str:
+    return (f"deferred: an hour in flight holds branch {', '.join(branches)} (main must not move before it "
+            "publishes); retried later. A branch left by a failed hour stays until the hour is re-run or "
+            "discarded (python spark_jobs/publish_job.py --action discard --hour <hour> --run-id <id>)")
 
 
 def is_tombstone_table(table: str) -> bool:
@@ -318,7 +349,13 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
     functions = step_functions(options, as_of)
     for step in (s for s in TABLE_STEPS if s in wanted):
         applies, action = functions[step]
-        for table in filter(applies, listed):
+        chosen = list(filter(applies, listed))
+        in_flight = audit_branches(spark, catalog, chosen) if step in MAIN_MOVING_STEPS else {}
+        for table in chosen:
+            if table in in_flight:
+                deferred = StepResult(step, table, "DEFERRED", message=_deferred(in_flight[table]))
+                summary.results.append(deferred)
+                continue
             try:
                 metrics = action(spark, catalog, table)
                 summary.results.append(StepResult(step, table, "OK", metrics))

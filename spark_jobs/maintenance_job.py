@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         summary = run(spark, config, args.as_of, args.run_id, steps, tables)
         print(summary_json(summary))
         for failure in summary.failures:
-            print(f"{failure.step} failed for {failure.table}: {failure.message}", file=sys.stderr)
+            print(f"{failure.step} {failure.status.lower()} for {failure.table}: {failure.message}",
+                  file=sys.stderr)
         return 1 if summary.failures else 0
 
 

@@ -283,3 +283,38 @@ def test_the_daily_run_expires_old_gate_results_and_keeps_young_ones(spark, conf
     assert "gate 1" in index and "gate 0" not in index
     assert first < second
     assert not (results / "kept" / "rows" / "gate 0").exists()  # no empty folders left behind
+
+
+@pytest.mark.slow
+def test_maintenance_defers_a_table_under_an_hour_in_flight_and_the_hour_still_publishes(spark, config):
+    """Rewrites would move main under the hour's audit branch, and its publish (a fast-forward)
+    would be refused: the table is deferred (the task fails, Airflow retries) and the hour
+    publishes; once it has, maintenance rewrites the table."""
+    from spark_jobs import publish
+
+    table, hour = "current.mt__in_flight", dt.datetime(2024, 6, 1, 10)
+    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+    spark.sql(f"CREATE TABLE {table} (_cdc_key string, v string) USING iceberg "
+              "TBLPROPERTIES ('format-version'='2', 'write.wap.enabled'='true')")
+    for i in range(3):
+        spark.sql(f"INSERT INTO {table} VALUES ('k{i}', 'v{i}')")
+    branch = publish.start_audit(spark, [table], hour)
+    spark.sql(f"INSERT INTO {table}.branch_{branch} VALUES ('k9', 'the hour')")
+    head = _rows(spark, f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'")
+    config = dataclasses.replace(config, maintenance=MaintenanceConfig(min_input_files=2))
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    steps = ("rewrite_data_files", "rewrite_position_delete_files", "expire_snapshots")
+
+    summary = run(spark, config, now, "maintenance__in_flight", steps, (table,))
+    assert [(r.step, r.status) for r in summary.results] == [
+        ("rewrite_data_files", "DEFERRED"), ("rewrite_position_delete_files", "DEFERRED"),
+        ("expire_snapshots", "OK")]
+    assert f"holds branch {branch}" in summary.results[0].message
+    assert _rows(spark, f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'") == head
+
+    assert publish.publish(spark, [table], hour) == [table]
+    summary = run(spark, config, now, "maintenance__after", steps, (table,))
+    assert summary.failures == []
+    assert summary.results[0].metrics["rewritten_data_files_count"] == 4
+    assert _rows(spark, f"SELECT * FROM {table}") == [
+        ("k0", "v0"), ("k1", "v1"), ("k2", "v2"), ("k9", "the hour")]
