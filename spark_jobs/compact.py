@@ -96,12 +96,14 @@ from pyspark.sql import functions as F
 from spark_jobs.formats.base import key_of
 from spark_jobs.formats.values import logical_type_from_sql_name
 from spark_jobs.identifiers import (
+    NO_DATABASE,
     PURGED_BEFORE_PROPERTY,
     SOURCE_SCHEMA_SQL,
     IdentifierCollision,
     case_insensitive_source,
     current_table_name,
     find_collisions,
+    prefixed_database,
     quote,
     quote_table,
     source_label,
@@ -132,6 +134,7 @@ OCCURRENCE = "_cdc_occurrence"
 TRUNCATE_PROPERTY = "cdc.truncated-before"
 SOURCE_PROPERTY = "cdc.source"
 KEYLESS_PROPERTY = "cdc.keyless"
+TOPIC_PROPERTY = "cdc.topic"  # the one topic the table's changes come from
 # The newest landing hour compacted into the table (``YYYY-MM-DDTHH:00:00Z``, text order = time order).
 COMPACTED_THROUGH_PROPERTY = "cdc.compacted-through"
 # "true" once column names differing only by case have been folded into one spelling (see
@@ -151,6 +154,8 @@ class IncompatibleSchemaChange(CompactionError):
 class CompactionOptions:
     tombstone_retention_days: int = 7
     buckets: int = 16
+    # topic -> its ``table_prefix``: the topic's source tables are its own (see :func:`table_space`)
+    table_prefixes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -597,8 +602,9 @@ def _schema(spark: SparkSession, table: str) -> dict[str, str]:
 
 
 def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless: bool,
-                          options: CompactionOptions) -> None:
-    """Create the main and tombstone tables if missing; refuse a name already used by another source."""
+                          options: CompactionOptions, topic: str | None = None) -> None:
+    """Create the main and tombstone tables if missing; refuse a name already used by another
+    source, or by the same source from another topic."""
     main, tomb = quote_table(table), quote_table(tombstone_table_name(table))
     table_props = ("'format-version'='2', 'write.distribution-mode'='hash', "
                    "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
@@ -610,6 +616,10 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
             raise IdentifierCollision(
                 f"{table} already holds source table {props[SOURCE_PROPERTY]!r}; {source!r} maps to the "
                 "same name: rename one source table or compact it into another catalog")
+        if topic is not None and props.get(TOPIC_PROPERTY) not in (None, topic):
+            raise IdentifierCollision(_two_topics(source, [props[TOPIC_PROPERTY], topic]))
+        if topic is not None and TOPIC_PROPERTY not in props:
+            spark.sql(f"ALTER TABLE {main} SET TBLPROPERTIES ('{TOPIC_PROPERTY}'={_literal(topic)})")
         if (props.get(KEYLESS_PROPERTY) == "true") != keyless:
             raise CompactionError(
                 f"{table} was created {'keyless' if not keyless else 'keyed'}... changes of {source!r} now "
@@ -619,7 +629,8 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS {main} ({meta}{occurrence}) USING iceberg "
             f"PARTITIONED BY (bucket({options.buckets}, _cdc_key)) TBLPROPERTIES ({table_props}, "
-            f"'{SOURCE_PROPERTY}'={_literal(source)}, '{KEYLESS_PROPERTY}'='{str(keyless).lower()}')")
+            f"'{SOURCE_PROPERTY}'={_literal(source)}, '{KEYLESS_PROPERTY}'='{str(keyless).lower()}'"
+            + ("" if topic is None else f", '{TOPIC_PROPERTY}'={_literal(topic)}") + ")")
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} "
                   "WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
     if not _table_exists(spark, tombstone_table_name(table)):
@@ -824,9 +835,11 @@ def apply_truncate(spark: SparkSession, table: str, truncate_key: str | None) ->
 def compact_table(spark: SparkSession, source_table: SourceTable,
                   hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
                   hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG,
-                  hour_kinds: Sequence[Row] | None = None) -> TableResult:
+                  hour_kinds: Sequence[Row] | None = None, topic: str | None = None) -> TableResult:
     """Apply one source table's changes of the hour (see the module docstring). ``hour_kinds``:
-    the table's events counted by kind (``kind``, ``n``, newest ``k``), when counted already."""
+    the table's events counted by kind (``kind``, ``n``, newest ``k``), when counted already;
+    ``topic``: the one topic the table's changes come from (the hour's, checked against the
+    table's)."""
     database, schema, table_name = source_table
     table = current_table_name(database, table_name, schema)
     source = source_label(database, table_name, schema)
@@ -854,7 +867,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     keyless = has_keyless
     if not (has_keyed or has_keyless) and _table_exists(spark, table):
         keyless = _properties(spark, table).get(KEYLESS_PROPERTY) == "true"
-    ensure_current_tables(spark, table, source, keyless, options)
+    ensure_current_tables(spark, table, source, keyless, options, topic)
     columns = evolve_schema(spark, table, declared)
 
     properties = _properties(spark, table)
@@ -908,7 +921,10 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     n_slow = bases.get("SLOW", 0)
     fast = key_events.join(classified.where(F.col("base") != "SLOW").drop("tombstoned"), "key")
     if n_slow:
-        past = spark.table(changelog).where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
+        past = table_space(spark.table(changelog), options.table_prefixes)
+        if topic is not None:
+            past = past.where(F.col("kafka_topic") == F.lit(topic))
+        past = past.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
         if spellings:
             _check_no_image_twins(past, source)
             past = fold_case(past, spellings)
@@ -955,6 +971,22 @@ def _same_table(source_table: SourceTable, schema_column: Any) -> Any:
         equal(F.col("table_name"), table_name)
 
 
+def table_space(changes: DataFrame, prefixes: Mapping[str, str]) -> DataFrame:
+    """Changelog rows with ``database`` as compaction sees it: see
+    ``identifiers.prefixed_database`` (the changelog keeps the real name)."""
+    if not prefixes:
+        return changes
+    database = F.col("database")
+    for topic, prefix in sorted(prefixes.items()):
+        database = F.when(F.col("kafka_topic") == F.lit(topic), F.concat(
+            F.lit(prefixed_database(prefix, "")),  # the prefix and its separator
+            F.coalesce(F.col("database"), F.lit(NO_DATABASE)),
+        )).otherwise(database)
+    # A schema that repeats the database (CloudCanal) still counts for nothing (SOURCE_SCHEMA_SQL).
+    schema = F.when(F.col("schema_name") == F.col("database"), database).otherwise(F.col("schema_name"))
+    return changes.withColumns({"schema_name": schema, "database": database})
+
+
 def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
                  options: CompactionOptions | None = None, changelog: str = CHANGELOG) -> CompactionSummary:
     """Apply the changelog rows landed in ``hour`` to the current-state tables they touch.
@@ -966,14 +998,16 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     options = options or CompactionOptions()
     ensure_tables(spark)
     changes = spark.table(changelog).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
-    changes = changes.persist(REUSED)
+    changes = table_space(changes, options.table_prefixes).persist(REUSED)
     summary = CompactionSummary(hour, run_id)
     try:
-        sources: list[SourceTable] = sorted(
-            {(r["database"], r["source_schema"], r["table_name"]) for r in changes.select(
-                "database", F.expr(SOURCE_SCHEMA_SQL).alias("source_schema"), "table_name",
-            ).distinct().collect() if _names_a_table(r["table_name"])},
-            key=lambda s: tuple(str(part) for part in s))
+        topics: dict[SourceTable, set[str]] = {}
+        for r in changes.select("database", F.expr(SOURCE_SCHEMA_SQL).alias("source_schema"), "table_name",
+                                "kafka_topic").distinct().collect():
+            if _names_a_table(r["table_name"]):
+                topics.setdefault((r["database"], r["source_schema"], r["table_name"]), set()).add(
+                    r["kafka_topic"])
+        sources = sorted(topics, key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
         events = change_events(changes).persist(REUSED)
         kinds = _kinds_by_table(events)
@@ -991,10 +1025,14 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
                     raise IdentifierCollision(
                         f"source tables {collisions[table]} all map to {table}; rename one of them "
                         "(or set a distinct database) so each has its own current table")
+                if len(topics[source_table]) > 1:
+                    raise IdentifierCollision(_two_topics(label, sorted(topics[source_table])))
+                [topic] = topics[source_table]
                 declared = _declared_for(changes, source_table) if declared_all is None \
                     else declared_all.get(source_table, {})
                 summary.tables.append(compact_table(spark, source_table, changes, events, declared, hour,
-                                                    options, changelog, kinds.get(source_table, [])))
+                                                    options, changelog, kinds.get(source_table, []),
+                                                    topic))
             except (CompactionError, IdentifierCollision) as exc:
                 summary.tables.append(TableResult(label, table, "FAILED", 0, message=str(exc)))
             except Exception as exc:  # one table's Spark error never stops the others
@@ -1004,6 +1042,12 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     finally:
         changes.unpersist()
     return summary
+
+
+def _two_topics(source: str, topics: Sequence[str]) -> str:
+    return (f"source table {source} arrives from topics {' and '.join(topics)}; a current table has one "
+            "source, so set topics[].table_prefix on all but one of them (shards or regions of one "
+            "table each get their own)")
 
 
 def _names_a_table(table_name: str | None) -> bool:

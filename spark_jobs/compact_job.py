@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 
 def options_from_config(config: PipelineConfig) -> CompactionOptions:
-    return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days))
+    return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days),
+                             table_prefixes={t.name: t.table_prefix for t in config.topics if t.table_prefix})
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,

@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from cdclake.exceptions import ConfigError, GateFailed
 from spark_jobs import gate_frames
 from spark_jobs.gate_history import import_gx
-from spark_jobs.identifiers import current_table_name, tombstone_table_name
+from spark_jobs.identifiers import current_table_name, prefixed_database, source_schema, tombstone_table_name
 from spark_jobs.publish import current_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
@@ -399,7 +399,8 @@ def offending_rows(frame: DataFrame, outcome: ExpectationOutcome, coordinates: S
 # --------------------------------------------------------------------------------------- the gate
 
 def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
-                     tables: Sequence[str] | None) -> list[tuple[str, str | None]]:
+                     tables: Sequence[str] | None,
+                     prefixes: dict[str, str] | None = None) -> list[tuple[str, str | None]]:
     """The current.* tables to validate, each with the branch to read (None: main): given ones;
     else those on the branch; else those the hour touched."""
     if tables:
@@ -409,8 +410,11 @@ def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
     if branch:
         return [(t, branch) for t in tables_with_branch(spark, existing, branch)]
     touched = (spark.table(CHANGELOG).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
-               .select("database", "schema_name", "table_name").distinct().collect())
-    names = {current_table_name(r["database"], r["table_name"], r["schema_name"]) for r in touched}
+               .select("kafka_topic", "database", "schema_name", "table_name").distinct().collect())
+    prefixes = prefixes or {}
+    names = {current_table_name(prefixed_database(prefixes.get(r["kafka_topic"]), r["database"]),
+                                r["table_name"], source_schema(r["database"], r["schema_name"]))
+             for r in touched}
     names |= {tombstone_table_name(n) for n in names}
     return [(t, None) for t in existing if t in names]
 
@@ -442,7 +446,8 @@ def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.d
     ensure_tables(spark)
     runner = runner or gate_runner(spark, Path(config.home))
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    targets = _current_targets(spark, hour, branch, tables) if stage == "current" else []
+    prefixes = {t.name: t.table_prefix for t in config.topics if t.table_prefix}
+    targets = _current_targets(spark, hour, branch, tables, prefixes) if stage == "current" else []
     if stage == "current" and not targets:
         log.warning("current gate for %s: no current.* table to validate", hour)
     parameters = suite_parameters(config)

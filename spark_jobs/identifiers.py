@@ -31,6 +31,7 @@ from anyascii import anyascii
 from spark_jobs.formats import registry
 
 CURRENT_NAMESPACE = "current"
+NO_DATABASE = "nodb"
 TOMBSTONE_SUFFIX = "__tombstones"
 # Tombstone-table property: the latest cut-off (epoch microseconds) below which maintenance has
 # purged tombstones by event time; compaction looks up the history of a late change below it.
@@ -89,11 +90,20 @@ SOURCE_SCHEMA_SQL = ("CASE WHEN schema_name IS NULL OR schema_name = database TH
 def current_table_name(database: str | None, table: str | None, schema: str | None = None) -> str:
     """``current.<db>__<table>`` (``current.<db>__<schema>__<table>`` when the schema counts,
     see :func:`source_schema`) for a source table; unquoted, every part sanitised."""
-    parts = [sanitise(database, "nodb")]
+    parts = [sanitise(database, NO_DATABASE)]
     if source_schema(database, schema) is not None:
         parts.append(sanitise(schema))
     parts.append(sanitise(table))
     return f"{CURRENT_NAMESPACE}." + "__".join(parts)
+
+
+def prefixed_database(prefix: str | None, database: str | None) -> str | None:
+    """The database part of a source table's identity for a topic with a ``table_prefix``:
+    ``eu:shop`` (``current.eu_shop__orders``), so the same ``db.table`` from two topics (shards,
+    regions) is two tables. Without a prefix, the database."""
+    if prefix is None:
+        return database
+    return f"{prefix}:{NO_DATABASE if database is None else database}"
 
 
 def tombstone_table_name(current_table: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ class TopicConfig:
     # debezium_json only: the connector's ``unavailable.value.placeholder`` when it is not
     # Debezium's default (``hex:`` and hex digits for bytes, as Debezium reads it).
     unavailable_value_placeholder: str | None = None
+    # Keeps this topic's tables apart from the same db.table of another topic (shards, regions):
+    # ``eu`` makes ``shop.orders`` ``current.eu_shop__orders``.
+    table_prefix: str | None = None
 
 
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
@@ -258,6 +262,9 @@ def _maintenance(raw: dict[str, Any]) -> MaintenanceConfig:
     return config
 
 
+_TABLE_PREFIX = re.compile(r"[a-z0-9]+(_[a-z0-9]+)*")
+
+
 def _topic(raw: dict[str, Any]) -> TopicConfig:
     if "name" not in raw:
         raise ConfigError(f"every entry under 'topics' needs a 'name': {raw!r}")
@@ -286,7 +293,12 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
                            else str(raw["produced_timezone"])),
         unavailable_value_placeholder=(None if raw.get("unavailable_value_placeholder") is None
                                        else str(raw["unavailable_value_placeholder"])),
+        table_prefix=None if raw.get("table_prefix") is None else str(raw["table_prefix"]),
     )
+    if topic.table_prefix is not None and not _TABLE_PREFIX.fullmatch(topic.table_prefix):
+        raise ConfigError(f"topic {topic.name!r}: 'table_prefix' must be lower-case letters and "
+                          "digits, single '_' between them (it starts current table names), "
+                          f"got {topic.table_prefix!r}")
     _check_flattened(topic)
     _check_canal_family_options(topic)
     if topic.produced_timezone is not None and topic.format != "ogg_json":

@@ -57,3 +57,34 @@ def test_a_spark_error_in_one_table_fails_that_table_only(spark) -> None:
     assert results["current.fault__broken"].status == "FAILED"
     assert results["current.fault__broken"].message.startswith("AnalysisException: "), results
     assert [r["id"] for r in spark.table("current.fault__good").collect()] == [1]
+
+
+def test_one_table_from_two_topics_is_refused_until_a_prefix_keeps_them_apart(spark) -> None:
+    from spark_jobs.compact import CompactionOptions
+
+    types = {"id": "LONG", "v": "STRING"}
+    home = Changes("multi", "orders", keys=["id"], types=types, topic="cdc.home")
+    # A second region, by a tool that repeats the database as the schema (CloudCanal).
+    region = Changes("multi", "orders", keys=["id"], types=types, topic="cdc.region", schema="multi")
+    write_hour(spark, 62, [home.row("INSERT", after={"id": "1", "v": "home"}),
+                           region.row("INSERT", after={"id": "1", "v": "region"})])
+    write_hour(spark, 63, [home.row("INSERT", after={"id": "2", "v": "home"})])
+    write_hour(spark, 64, [region.row("INSERT", after={"id": "2", "v": "region"})])
+    refusal = ("source table multi.orders arrives from topics cdc.home and cdc.region; a current table "
+               "has one source, so set topics[].table_prefix on all but one of them")
+
+    [both] = compact_hour(spark, hour(62), "compact__62").tables
+    assert (both.table, both.status) == ("current.multi__orders", "FAILED")
+    assert both.message.startswith(refusal)
+    assert not spark.catalog.tableExists("current.multi__orders")
+    [first] = compact_hour(spark, hour(63), "compact__63").tables
+    [second] = compact_hour(spark, hour(64), "compact__64").tables  # the other topic, an hour later
+    assert (first.status, second.status) == ("OK", "FAILED") and second.message.startswith(refusal)
+
+    apart = CompactionOptions(table_prefixes={"cdc.region": "eu"})
+    for n in (62, 63, 64):
+        assert {t.status for t in compact_hour(spark, hour(n), f"compact__{n}", apart).tables} == {"OK"}
+    assert sorted(tuple(r) for r in spark.table("current.multi__orders").select("id", "v").collect()) == [
+        (1, "home"), (2, "home")]
+    assert sorted(tuple(r) for r in spark.table("current.eu_multi__orders").select("id", "v").collect()) == [
+        (1, "region"), (2, "region")]

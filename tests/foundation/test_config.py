@@ -125,6 +125,16 @@ def test_bad_placeholder_settings_are_refused(tmp_path: Path, entry: str, reason
         _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
 
 
+def test_table_prefix_reaches_compaction_and_must_be_a_plain_name(tmp_path: Path) -> None:
+    from spark_jobs.compact_job import options_from_config
+
+    config = _config(tmp_path, "topics:\n  - name: a\n  - name: b\n    table_prefix: eu_2\n")
+    assert options_from_config(config).table_prefixes == {"b": "eu_2"}
+    for bad in ("EU", "eu__west", "_eu", "eu-west", "''"):
+        with pytest.raises(ConfigError, match="'table_prefix' must be lower-case letters and digits"):
+            _config(tmp_path, f"topics:\n  - name: t\n    table_prefix: {bad}\n")
+
+
 @pytest.mark.parametrize(("entry", "reason"), [
     ("format: canal_json\n    produced_timezone: UTC", "read by ogg_json"),
     ("format: ogg_json\n    produced_timezone: America/Chicagoo", "IANA time zone name"),
