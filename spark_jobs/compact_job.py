@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
+from spark_jobs import hour_status
 from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.compact import CompactionOptions, CompactionSummary, compact_hour
 
@@ -37,12 +38,17 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
     the hour's audit branch: the changelog branch holds the hour being audited, and the current
     tables' branches (created on first write) receive the result while ``main`` stays as it was."""
     if branch is None:
-        return compact_hour(spark, hour, run_id, options_from_config(config))
-    spark.conf.set("spark.wap.branch", branch)
-    try:
-        return compact_hour(spark, hour, run_id, options_from_config(config))
-    finally:
-        spark.conf.unset("spark.wap.branch")
+        summary = compact_hour(spark, hour, run_id, options_from_config(config))
+    else:
+        spark.conf.set("spark.wap.branch", branch)
+        try:
+            summary = compact_hour(spark, hour, run_id, options_from_config(config))
+        finally:
+            spark.conf.unset("spark.wap.branch")
+    failures = "; ".join(f"{f.table}: {f.message}" for f in summary.failures)
+    hour_status.record(spark, hour, hour_status.COMPACT, run_id, "FAILED" if failures else "OK",
+                       [(t.table, None) for t in summary.tables if t.status == "OK"], failures or None)
+    return summary
 
 
 def summary_json(summary: CompactionSummary) -> str:

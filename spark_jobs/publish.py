@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 
 from pyspark.sql import SparkSession
 
+from spark_jobs import hour_status
 from spark_jobs.identifiers import quote_table
 from spark_jobs.tables import CHANGELOG, QUARANTINE, in_catalog
 
@@ -105,22 +106,43 @@ def start_audit(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -
     return branch
 
 
-def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> list[str]:
+def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime,
+            run_id: str = "manual") -> list[str]:
     """Fast-forward ``main`` of each table to the hour's audit branch, then drop the branch.
 
     Tables without the branch are skipped (already published, or not written this hour), so a
     second call completes an interrupted one; the tables published are returned, the changelog
-    last.
+    last. ``ops.hour_status`` records the hour ``PUBLISHING`` before the first fast-forward and
+    ``PUBLISHED``, with each table's snapshot, after the last (see ``spark_jobs.hour_status``).
     """
     branch = audit_branch(hour)
-    published = []
-    for table in _changelog_last(tables_with_branch(spark, tables, branch)):
-        spark.sql(f"CALL system.fast_forward(table => {_literal(in_catalog(spark, table))}, "
-                  f"branch => 'main', to => {_literal(branch)})")
+    pending = _changelog_last(tables_with_branch(spark, tables, branch))
+    if not pending:
+        return []
+    earlier = hour_status.recorded(spark, hour, hour_status.PUBLISH)
+    interrupted = earlier[1] if earlier and earlier[0] == hour_status.PUBLISHING else []
+    already = [t for t in interrupted if t not in pending]  # published by the interrupted call
+    hour_status.record(spark, hour, hour_status.PUBLISH, run_id, hour_status.PUBLISHING,
+                       [(t, None) for t in already + pending])
+    snapshots = main_snapshots(spark, already)
+    for table in pending:
+        [result] = spark.sql(f"CALL system.fast_forward(table => {_literal(in_catalog(spark, table))}, "
+                             f"branch => 'main', to => {_literal(branch)})").collect()
+        snapshots[table] = result["updated_ref"]
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
-        published.append(table)
         log.info("%s: main fast-forwarded to %s", table, branch)
-    return published
+    hour_status.record(spark, hour, hour_status.PUBLISH, run_id, hour_status.PUBLISHED,
+                       [(t, snapshots[t]) for t in already + pending])
+    return pending
+
+
+def main_snapshots(spark: SparkSession, tables: Sequence[str]) -> dict[str, int]:
+    """Each table's ``main`` snapshot id, in one query."""
+    if not tables:
+        return {}
+    union = " UNION ALL ".join(f"SELECT {_literal(t)} AS t, snapshot_id FROM {quote_table(t)}.refs "
+                               "WHERE name = 'main'" for t in tables)
+    return {r["t"]: r["snapshot_id"] for r in spark.sql(union).collect()}
 
 
 def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> None:

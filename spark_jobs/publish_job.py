@@ -36,7 +36,8 @@ def run(spark: SparkSession, config: object, hour: dt.datetime, run_id: str, act
         publish.begin_attempt(spark, hour, chosen)
         return chosen
     if action == "publish":
-        return publish.publish(spark, list(tables) if tables else publish.audit_candidates(spark), hour)
+        chosen = list(tables) if tables else publish.audit_candidates(spark)
+        return publish.publish(spark, chosen, hour, run_id)
     chosen = list(tables) if tables else publish.audited_tables(spark, hour)
     publish.discard(spark, chosen, hour)
     return chosen

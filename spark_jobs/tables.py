@@ -19,6 +19,7 @@ CHANGELOG = "cdc.changelog"
 QUARANTINE = "cdc.quarantine"
 RUN_STATS = "ops.run_stats"
 GATE_RESULTS = "ops.gate_results"
+HOUR_STATUS = "ops.hour_status"
 
 RAW_MESSAGES_DDL = """
     topic string NOT NULL,
@@ -93,6 +94,17 @@ GATE_RESULTS_DDL = """
     validated_at timestamp
 """
 
+# What compaction and publish did to an hour (see spark_jobs.hour_status).
+HOUR_STATUS_DDL = """
+    landed_hour timestamp NOT NULL,
+    stage string NOT NULL,
+    status string NOT NULL,
+    run_id string NOT NULL,
+    tables array<struct<name: string, snapshot_id: bigint>>,
+    message string,
+    recorded_at timestamp
+"""
+
 # (name, columns DDL, partitioning, write order: see WRITE_ORDER)
 TABLES: tuple[tuple[str, str, str, str], ...] = (
     # Partitioned by hour and topic: a landing replaces exactly its (hour, topic) partitions, so
@@ -109,6 +121,7 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     # files: Iceberg refuses a filtered overwrite that would split a file.
     (RUN_STATS, RUN_STATS_DDL, "landed_hour, stage", "landed_hour, stage, topic"),
     (GATE_RESULTS, GATE_RESULTS_DDL, "landed_hour, stage", "landed_hour, stage"),
+    (HOUR_STATUS, HOUR_STATUS_DDL, "landed_hour, stage", "landed_hour, stage"),
 )
 
 

@@ -103,6 +103,7 @@ COMMAND_MODULES = (
     "cdclake.run_cli",        # run
     "cdclake.quarantine_cli", # quarantine summary|replay
     "cdclake.query",          # query
+    "cdclake.hours_cli",      # hours
     "cdclake.sql_cli",        # sql
     "cdclake.demo",           # demo
     "cdclake.airflow_cli",    # airflow start|stop|status

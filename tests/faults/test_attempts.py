@@ -64,17 +64,29 @@ def test_a_new_attempt_drops_what_a_failed_one_left_though_main_moved(spark, tab
     assert publish.audited_tables(spark, HOUR) == []
 
 
-def test_an_interrupted_publish_completes_when_run_again(spark, tables) -> None:
-    from spark_jobs import publish
+def test_an_interrupted_publish_completes_when_run_again_and_the_hour_says_so(spark, config, tables) -> None:
+    from cdclake.hours_cli import hour_rows
+    from spark_jobs import hour_status, publish
     from spark_jobs.tables import CHANGELOG, QUARANTINE
+    from tests.faults.crash import CrashAt, InjectedCrash
 
     branch = publish.begin_attempt(spark, HOUR)
     publish.start_audit(spark, [KEPT, LEFT], HOUR)
     _write(spark, KEPT, ["k"], branch)
     _write(spark, LEFT, ["l"], branch)
-    assert publish.publish(spark, [KEPT], HOUR) == [KEPT]  # the rest was not reached
-    assert publish.audited_tables(spark, HOUR) == [CHANGELOG, QUARANTINE, LEFT]
+    everything = [QUARANTINE, KEPT, LEFT, CHANGELOG]  # the changelog last
+    with pytest.raises(InjectedCrash):  # killed before its second fast-forward
+        publish.publish(CrashAt(spark, "fast_forward", 2), publish.audit_candidates(spark), HOUR, "r1")
+    assert publish.audited_tables(spark, HOUR) == [CHANGELOG, KEPT, LEFT]
+    assert hour_status.recorded(spark, HOUR, hour_status.PUBLISH) == (hour_status.PUBLISHING, everything)
 
-    assert publish.publish(spark, publish.audit_candidates(spark), HOUR) == [QUARANTINE, LEFT, CHANGELOG]
+    assert publish.publish(spark, publish.audit_candidates(spark), HOUR, "r2") == [KEPT, LEFT, CHANGELOG]
     assert (_ids(spark, KEPT), _ids(spark, LEFT)) == (["a", "k"], ["a", "l"])
     assert publish.audited_tables(spark, HOUR) == []
+    [row] = spark.sql(f"SELECT status, run_id, tables FROM ops.hour_status WHERE stage = 'publish' "
+                      f"AND landed_hour = '{HOUR}'").collect()
+    mains = publish.main_snapshots(spark, everything)
+    assert (row["status"], row["run_id"]) == ("PUBLISHED", "r2")
+    assert [(t["name"], t["snapshot_id"]) for t in row["tables"]] == [(t, mains[t]) for t in everything]
+    [shown] = hour_rows(config, HOUR, HOUR + dt.timedelta(hours=1))
+    assert shown[0] == "2024-05-01T10:00:00Z" and shown[-2:] == ("PUBLISHED", "4")
