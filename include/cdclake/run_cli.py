@@ -37,10 +37,46 @@ def hours_between(start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
     return [start + dt.timedelta(hours=i) for i in range(count)]
 
 
+# The DAGs whose runs commit to the lakehouse: none may be in flight while an hour runs here.
+LAKEHOUSE_DAG_IDS = (HOURLY_DAG_ID, "cdclake_maintenance")
+
+
+def runs_in_flight(config: PipelineConfig) -> list[tuple[str, str, str]]:
+    """(dag id, run id, state) of the lakehouse DAGs' runs that are queued or running in this
+    state folder's Airflow (a scheduler's or a backfill's)."""
+    import sqlite3
+
+    database = airflow_home(config) / "airflow.db"
+    if not database.exists():
+        return []
+    marks = ", ".join("?" for _ in LAKEHOUSE_DAG_IDS)
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as connection:
+        try:
+            return [tuple(row) for row in connection.execute(
+                f"SELECT dag_id, run_id, state FROM dag_run WHERE dag_id IN ({marks}) "
+                "AND state IN ('queued', 'running') ORDER BY dag_id, run_id", LAKEHOUSE_DAG_IDS)]
+        except sqlite3.OperationalError:  # not migrated yet: no runs
+            return []
+
+
+def check_no_run_in_flight(config: PipelineConfig) -> None:
+    """Refuse to run an hour beside a scheduled one or a maintenance run: ``airflow dags test``
+    runs outside the DAG's ``max_active_runs`` and the ``lakehouse_writes`` pool, so the two
+    would race for ``main`` of the same tables."""
+    busy = runs_in_flight(config)
+    if busy:
+        runs = ", ".join(f"{dag} {run} ({state})" for dag, run, state in busy)
+        raise CdclakeError(f"Airflow has lakehouse runs in flight: {runs}; wait for them to finish, "
+                           "or pause the DAGs (cdclake airflow start shows the UI), then run again. A run "
+                           "left running by a killed process stays so until marked failed in the UI")
+
+
 def run_hour(config: PipelineConfig, hour: dt.datetime, log_dir: Path,
              conf: dict[str, object] | None = None) -> Path:
     """One DAG run for the data interval starting at ``hour``; returns its log file."""
     import json
+
+    check_no_run_in_flight(config)
 
     logical_date = (hour + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S+00:00")
     log = log_dir / f"{hour.strftime('%Y%m%dT%H')}.log"

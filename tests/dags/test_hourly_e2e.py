@@ -147,6 +147,26 @@ def test_every_gate_passed_for_every_hour(pipeline) -> None:
         (stage, hour, True) for hour in HOURS for stage in ("changelog", "current", "raw")]
 
 
+def test_every_hour_shows_landed_gated_compacted_and_published(pipeline) -> None:
+    from cdclake.hours_cli import COLUMNS, hour_rows
+
+    def by_hour(sql: str) -> dict[dt.datetime, int]:
+        return {hour.replace(tzinfo=None): n for hour, n in _rows(pipeline, sql)}
+
+    landed = by_hour("SELECT landed_hour, count(*) FROM raw.kafka_messages GROUP BY 1")
+    changes = by_hour("SELECT landed_hour, count(*) FROM cdc.changelog GROUP BY 1")
+    quarantined = by_hour("SELECT landed_hour, count(*) FROM cdc.quarantine GROUP BY 1")
+    published = by_hour("SELECT landed_hour, len(tables) FROM ops.hour_status WHERE stage = 'publish'")
+    shown = [dict(zip(COLUMNS, row, strict=True)) for row in hour_rows(
+        pipeline, HOURS[0], HOURS[-1] + dt.timedelta(hours=1))]
+    assert shown == [{
+        "hour": h.strftime("%Y-%m-%dT%H:00:00Z"), "landed": str(landed.get(h, 0)),
+        "change_rows": str(changes.get(h, 0)), "quarantined": str(quarantined.get(h, 0)),
+        "raw_gate": "PASSED", "changelog_gate": "PASSED", "compact": "OK", "current_gate": "PASSED",
+        "publish": "PUBLISHED", "published_tables": str(published[h])} for h in reversed(HOURS)]
+    assert all(published[h] >= 2 for h in HOURS)  # the changelog and the quarantine at least
+
+
 def test_rerunning_the_middle_hour_changes_nothing(pipeline) -> None:
     from cdclake.run_cli import run_range
 

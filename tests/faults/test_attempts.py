@@ -9,6 +9,7 @@ tables it had not reached, the changelog last.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,8 @@ def test_an_interrupted_publish_completes_when_run_again_and_the_hour_says_so(sp
     _write(spark, LEFT, ["l"], branch)
     everything = [QUARANTINE, KEPT, LEFT, CHANGELOG]  # the changelog last
     with pytest.raises(InjectedCrash):  # killed before its second fast-forward
-        publish.publish(CrashAt(spark, "fast_forward", 2), publish.audit_candidates(spark), HOUR, "r1")
+        crashing: Any = CrashAt(spark, "fast_forward", 2)
+        publish.publish(crashing, publish.audit_candidates(spark), HOUR, "r1")
     assert publish.audited_tables(spark, HOUR) == [CHANGELOG, KEPT, LEFT]
     assert hour_status.recorded(spark, HOUR, hour_status.PUBLISH) == (hour_status.PUBLISHING, everything)
 

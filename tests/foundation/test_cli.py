@@ -39,3 +39,34 @@ def test_airflow_backfill_refuses_clearly_without_a_scheduler(tmp_path) -> None:
                           "2025-02-03T07"], capture_output=True, text=True, env=env, check=False)
     assert run.returncode != 0
     assert "--end 2025-02-03T07:00:00Z must be after --start 2025-02-03T07:00:00Z" in run.stderr
+
+
+def test_run_refuses_beside_a_lakehouse_run_in_flight(tmp_path, monkeypatch) -> None:
+    """``airflow dags test`` runs outside max_active_runs and the write pool: ``cdclake run`` and
+    ``quarantine replay`` refuse while the scheduler has an hourly or maintenance run going. The
+    table is the three columns of Airflow's ``dag_run`` that the check reads."""
+    import sqlite3
+
+    import pytest
+
+    from cdclake.config import load_config
+    from cdclake.exceptions import CdclakeError
+    from cdclake.run_cli import check_no_run_in_flight, runs_in_flight
+
+    monkeypatch.setenv("CDCLAKE_HOME", str(tmp_path))
+    config = load_config()
+    assert runs_in_flight(config) == []  # no Airflow database yet
+    database = tmp_path / "airflow" / "airflow.db"
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE dag_run (dag_id TEXT, run_id TEXT, state TEXT)")
+        connection.executemany("INSERT INTO dag_run VALUES (?, ?, ?)", [
+            ("cdclake_hourly", "scheduled__2025-02-03T07", "success"),
+            ("cdclake_maintenance", "scheduled__2025-02-04", "running"),
+            ("other_dag", "manual__1", "running")])
+    busy = r"in flight: cdclake_maintenance scheduled__2025-02-04 \(running\)"
+    with pytest.raises(CdclakeError, match=busy):
+        check_no_run_in_flight(config)
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE dag_run SET state = 'success'")
+    check_no_run_in_flight(config)
