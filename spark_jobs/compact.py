@@ -131,6 +131,7 @@ META_COLUMNS: tuple[tuple[str, str], ...] = (
     ("_cdc_run_id", "string"),
 )
 OCCURRENCE = "_cdc_occurrence"
+WIDEN_PREFIX = "_cdc_widen_"  # a column being widened, while it is rewritten (change_column_type)
 TRUNCATE_PROPERTY = "cdc.truncated-before"
 SOURCE_PROPERTY = "cdc.source"
 KEYLESS_PROPERTY = "cdc.keyless"
@@ -640,7 +641,7 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
 
 def evolve_schema(spark: SparkSession, table: str, declared: Mapping[str, str | None]) -> dict[str, str]:
     """Add new columns and widen types; returns the data columns (name -> Spark type) after."""
-    existing = _schema(spark, table)
+    existing = finish_widening(spark, table, _schema(spark, table))
     meta_names = {n for n, _ in META_COLUMNS} | {OCCURRENCE}
     by_lower: dict[str, str] = {}
     for name in list(existing) + sorted(declared):
@@ -694,12 +695,35 @@ def change_column_type(spark: SparkSession, table: str, name: str, current: str,
         spark.sql(f"ALTER TABLE {t} ALTER COLUMN {c} TYPE {target}")
         return
     # bigint -> decimal, or a decimal scale change: Iceberg cannot promote these in place, so
-    # the column is rewritten once (exact: the join holds every value of both types).
-    temp = quote(f"_cdc_widen_{name}")
+    # the column is rewritten once (exact: the join holds every value of both types). On main,
+    # not the hour's branch: a schema is table-wide, so values written to the branch only would
+    # leave main reading NULL until the hour publishes (or for good, if it never does). Compaction
+    # widens before its first write to the table's branch, so main is still the branch's base.
+    temp = quote(WIDEN_PREFIX + name)
     spark.sql(f"ALTER TABLE {t} ADD COLUMN {temp} {target}")
-    spark.sql(f"UPDATE {t} SET {temp} = CAST({c} AS {target})")
+    branch = spark.conf.get("spark.wap.branch", None)
+    spark.conf.unset("spark.wap.branch")
+    try:
+        spark.sql(f"UPDATE {t} SET {temp} = CAST({c} AS {target})")
+    finally:
+        if branch:
+            spark.conf.set("spark.wap.branch", branch)
     spark.sql(f"ALTER TABLE {t} DROP COLUMN {c}")
     spark.sql(f"ALTER TABLE {t} RENAME COLUMN {temp} TO {c}")
+
+
+def finish_widening(spark: SparkSession, table: str, existing: dict[str, str]) -> dict[str, str]:
+    """Complete or undo a widening that a killed job left half done (see change_column_type): a
+    ``_cdc_widen_<c>`` column beside ``<c>`` was not filled for sure, and goes (the widening runs
+    again); without ``<c>``, it holds the values and becomes ``<c>``. Returns the schema after."""
+    leftovers = [n for n in existing if n.startswith(WIDEN_PREFIX)]
+    for temp in leftovers:
+        name, t = temp[len(WIDEN_PREFIX):], quote_table(table)
+        if name in existing:
+            spark.sql(f"ALTER TABLE {t} DROP COLUMN {quote(temp)}")
+        else:
+            spark.sql(f"ALTER TABLE {t} RENAME COLUMN {quote(temp)} TO {quote(name)}")
+    return _schema(spark, table) if leftovers else existing
 
 
 # ------------------------------------------------------------------------------------ apply
@@ -819,17 +843,16 @@ def merge_tombstones(spark: SparkSession, table: str, source: DataFrame) -> None
             VALUES ({', '.join('s.' + m for m in meta)})""")
 
 
-def apply_truncate(spark: SparkSession, table: str, truncate_key: str | None) -> str | None:
-    """Apply the newest TRUNCATE; returns the effective truncate order key of the table."""
-    stored = _properties(spark, table).get(TRUNCATE_PROPERTY)
-    if truncate_key is None or (stored is not None and truncate_key <= stored):
-        return stored
+def apply_truncate(spark: SparkSession, table: str, truncate_key: str) -> None:
+    """Delete the rows and tombstones older than the hour's TRUNCATE and record its order key.
+    Also when the key is recorded already: an attempt that recorded it may have been discarded
+    before it published its deletes (the deletes find nothing when it had)."""
     t = quote_table(table)
     spark.sql(f"DELETE FROM {t} WHERE _cdc_order_key < {_literal(truncate_key)}")
     spark.sql(f"DELETE FROM {quote_table(tombstone_table_name(table))} "
               f"WHERE _cdc_order_key < {_literal(truncate_key)}")
-    spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('{TRUNCATE_PROPERTY}'={_literal(truncate_key)})")
-    return truncate_key
+    if _properties(spark, table).get(TRUNCATE_PROPERTY) != truncate_key:
+        spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('{TRUNCATE_PROPERTY}'={_literal(truncate_key)})")
 
 
 def compact_table(spark: SparkSession, source_table: SourceTable,
@@ -879,12 +902,14 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     # A re-run or an out-of-order hour: later hours may hold changes of its keys (whose tombstones
     # may be purged by now), so every key is recomputed from its whole history.
     replay = compacted_through is not None and hour_label <= compacted_through
+    # The hour's TRUNCATE, unless an earlier one supersedes it; a re-run of its hour applies it
+    # again (see apply_truncate).
     newer_truncate = newest_truncate if newest_truncate and (
-        stored_truncate is None or newest_truncate > stored_truncate) else None
+        stored_truncate is None or newest_truncate >= stored_truncate) else None
     main = spark.table(table)
     truncate_slow = (main.where(F.col("_cdc_order_key") > F.lit(newer_truncate)).select(
         F.col("_cdc_key").alias("key")).distinct().localCheckpoint() if newer_truncate else None)
-    truncated_before = apply_truncate(spark, table, newer_truncate) if newer_truncate else stored_truncate
+    truncated_before = newer_truncate or stored_truncate
 
     key_events = events.where(F.col("key").isNotNull())
     if truncated_before:
@@ -897,11 +922,16 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         batch = batch.withColumn("forced", F.lit(None).cast("boolean"))
     if replay:
         batch = batch.withColumn("forced", F.lit(True))
-    stored = (spark.table(table).groupBy(F.col("_cdc_key").alias("key"))
+    # Rows and tombstones older than the hour's TRUNCATE count as gone here; they are deleted just
+    # before the MERGE, after any column widening (which commits to main: see change_column_type).
+    live, tombs = spark.table(table), spark.table(tombstone_table_name(table))
+    if newer_truncate:
+        live = live.where(F.col("_cdc_order_key") >= F.lit(newer_truncate))
+        tombs = tombs.where(F.col("_cdc_order_key") >= F.lit(newer_truncate))
+    stored = (live.groupBy(F.col("_cdc_key").alias("key"))
               .agg(F.max("_cdc_order_key").alias("stored_order"), F.count("*").alias("stored_count"))
               .withColumn("present", F.lit(True)))
-    tomb = spark.table(tombstone_table_name(table)).select(
-        F.col("_cdc_key").alias("key"), F.col("_cdc_order_key").alias("tomb_order"))
+    tomb = tombs.select(F.col("_cdc_key").alias("key"), F.col("_cdc_order_key").alias("tomb_order"))
     purged_before = _properties(spark, tombstone_table_name(table)).get(PURGED_BEFORE_PROPERTY)
     # No stored row and no tombstone, but a change older than purged tombstones: its delete may
     # have been purged, so the key's history decides.
@@ -940,6 +970,8 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     results = fold_events(fold_input).persist(REUSED)
     try:
         columns = check_values(spark, table, results, columns)
+        if newer_truncate:
+            apply_truncate(spark, table, newer_truncate)
         merge_source = _typed_source(results, columns)
         if keyless:
             merge_keyless(spark, table, merge_source, columns)

@@ -57,7 +57,8 @@ def hour_rows(config: Any, start: dt.datetime, end: dt.datetime) -> list[tuple[A
     by_hour: dict[dt.datetime, dict[str, str]] = {}
     for landed_hour, what, value in rows:
         by_hour.setdefault(landed_hour, {})[_RENAMED.get(what, what)] = value
-    return [(hour_text(hour), *(values.get(c) for c in COLUMNS[1:]))
+    counts = ("landed", "change_rows", "quarantined")  # none counted: 0; a stage not run: NULL
+    return [(hour_text(hour), *(values.get(c, "0" if c in counts else None) for c in COLUMNS[1:]))
             for hour, values in sorted(by_hour.items(), reverse=True)]
 
 
