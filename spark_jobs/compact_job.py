@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 def options_from_config(config: PipelineConfig) -> CompactionOptions:
     return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days),
-                             table_prefixes={t.name: t.table_prefix for t in config.topics if t.table_prefix})
+                             table_prefixes=config.table_prefixes)
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,

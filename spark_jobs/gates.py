@@ -446,8 +446,8 @@ def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.d
     ensure_tables(spark)
     runner = runner or gate_runner(spark, Path(config.home))
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    prefixes = {t.name: t.table_prefix for t in config.topics if t.table_prefix}
-    targets = _current_targets(spark, hour, branch, tables, prefixes) if stage == "current" else []
+    targets = (_current_targets(spark, hour, branch, tables, config.table_prefixes)
+               if stage == "current" else [])
     if stage == "current" and not targets:
         log.warning("current gate for %s: no current.* table to validate", hour)
     parameters = suite_parameters(config)

@@ -129,6 +129,11 @@ class PipelineConfig:
                 return topic
         return TopicConfig(name=name)
 
+    @property
+    def table_prefixes(self) -> dict[str, str]:
+        """Topic -> its ``table_prefix``, for the topics that set one."""
+        return {t.name: t.table_prefix for t in self.topics if t.table_prefix}
+
 
 def _running_broker_port(home: Path) -> int | None:
     """The port of the broker this state folder runs (``cdclake kafka start --port P``), if any:
