@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shutil
 import socket
 import tempfile
@@ -82,14 +83,30 @@ def spark(config, spark_server) -> Iterator:
     session.stop()
 
 
+# The broker's SASL/PLAIN login, random per run: tests grep logs for it.
+KAFKA_SASL_USER = "cdclake"
+KAFKA_SASL_PASSWORD = f"pw-{secrets.token_hex(12)}"
+_KAFKA_SASL_PORT = _free_port()
+
+
 @pytest.fixture(scope="session")
 def kafka_bootstrap(config) -> Iterator[str]:
-    """A real Apache Kafka broker (KRaft) for the test run; stopped by its PID at the end."""
+    """A real Apache Kafka broker (KRaft) for the test run; stopped by its PID at the end. It
+    also listens with SASL/PLAIN (:func:`kafka_sasl_settings`)."""
     from cdclake import kafka_broker
 
-    bootstrap = kafka_broker.start(config.kafka_port, config.home)
+    sasl = kafka_broker.SaslListener(_KAFKA_SASL_PORT, {KAFKA_SASL_USER: KAFKA_SASL_PASSWORD})
+    bootstrap = kafka_broker.start(config.kafka_port, config.home, sasl=sasl)
     yield bootstrap
     kafka_broker.stop(config.home)
+
+
+@pytest.fixture(scope="session")
+def kafka_sasl_settings(kafka_bootstrap) -> dict[str, str]:
+    """Kafka client settings that log in to the test broker with a password."""
+    return {"bootstrap.servers": f"localhost:{_KAFKA_SASL_PORT}", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN", "sasl.username": KAFKA_SASL_USER,
+            "sasl.password": KAFKA_SASL_PASSWORD}
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,10 @@
-"""``cdclake airflow start|stop|status|backfill``: the Airflow UI on the embedded default.
+"""``cdclake airflow start|stop|status|password|backfill``: the Airflow UI on the embedded default.
 
 ``start`` runs ``airflow standalone`` (scheduler, API server with the UI, DAG processor,
 triggerer) for this state folder, with low parallelism (standalone defaults to many workers and
-several GB), in its own process group; ``stop`` ends exactly that group.
+several GB), in its own process group; ``stop`` ends exactly that group. The UI listens on
+127.0.0.1 unless ``--host`` says otherwise and asks for a login: user ``admin``, whose password
+is generated once into ``<state folder>/airflow/passwords.json`` (0600); ``password`` shows it.
 
 Backfills of the hourly DAG then run on that scheduler: from the UI (DAG ``cdclake_hourly`` ->
 Trigger -> Backfill, *Max Active Runs* 1) or with ``cdclake airflow backfill --start H --end H``,
@@ -26,7 +28,15 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from cdclake.airflow_env import airflow_binary, airflow_env, airflow_home, ensure_airflow_db
+from cdclake.airflow_env import (
+    ADMIN_USER,
+    admin_password,
+    airflow_binary,
+    airflow_env,
+    airflow_home,
+    ensure_airflow_db,
+    password_file,
+)
 from cdclake.config import PipelineConfig, load_config
 from cdclake.exceptions import CdclakeError
 from cdclake.run_cli import HOURLY_DAG_ID, hours_between
@@ -48,11 +58,18 @@ def _running(config: PipelineConfig) -> int | None:
         return None
 
 
-def start(port: int) -> int:
+def ui_url(host: str, port: int) -> str:
+    """Where the UI (and the Execution API tasks call) is reached from this machine."""
+    reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"http://{f'[{reachable}]' if ':' in reachable else reachable}:{port}"
+
+
+def start(port: int, host: str = "127.0.0.1") -> int:
     config = load_config()
+    url = ui_url(host, port)
     pid = _running(config)
     if pid:
-        print(f"Airflow already running (pid {pid}); UI at http://localhost:{port}")
+        print(f"Airflow already running (pid {pid}); UI at {url}")
         return 0
     from cdclake.spark_server import ensure_running
 
@@ -60,14 +77,14 @@ def start(port: int) -> int:
     ensure_airflow_db(config)
     env = airflow_env(config)
     env.update({
+        "AIRFLOW__API__HOST": host,
         "AIRFLOW__API__PORT": str(port),
         # Task processes reach the Execution API through the base URL (default port 8080).
-        "AIRFLOW__API__BASE_URL": f"http://localhost:{port}",
+        "AIRFLOW__API__BASE_URL": url,
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__SCHEDULER__PARSING_PROCESSES": "1",
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__SIMPLE_AUTH_MANAGER__ALL_ADMINS": "True",
         # New DAGs wait to be unpaused: no surprise catch-up or maintenance on first start.
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
     })
@@ -76,7 +93,18 @@ def start(port: int) -> int:
         process = subprocess.Popen([airflow_binary(), "standalone"], env=env, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     _pid_file(config).write_text(str(process.pid))
-    print(f"Airflow standalone starting (pid {process.pid}, log {log}); UI at http://localhost:{port}")
+    print(f"Airflow standalone starting (pid {process.pid}, log {log})")
+    print(f"UI at {url}: log in as {ADMIN_USER!r}; the password is in {password_file(config)} "
+          "(`cdclake airflow password` shows it)")
+    if host != "127.0.0.1":
+        print(f"warning: the UI listens on {host}, beyond this machine; put TLS in front of it",
+              file=sys.stderr)
+    return 0
+
+
+def password() -> int:
+    config = load_config()
+    print(f"user: {ADMIN_USER}\npassword: {admin_password(config)}\n(kept in {password_file(config)})")
     return 0
 
 
@@ -200,9 +228,12 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    p = commands.add_parser("airflow", help="the Airflow UI (airflow standalone) and backfills on it")
-    p.add_argument("action", choices=["start", "stop", "status", "backfill"])
+    p = commands.add_parser("airflow", help="the Airflow UI (airflow standalone, login required) and "
+                                            "backfills on it")
+    p.add_argument("action", choices=["start", "stop", "status", "password", "backfill"])
     p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="start: address the UI listens on (default 127.0.0.1: this machine only)")
     p.add_argument("--start", type=parse_hour, help="backfill: first hour (UTC), e.g. 2025-02-03T07")
     p.add_argument("--end", type=parse_hour, help="backfill: end hour, exclusive")
     p.add_argument("--reprocess", choices=["none", "failed", "completed"], default="completed",
@@ -217,5 +248,7 @@ def _command(args: argparse.Namespace) -> int:
             raise CdclakeError("backfill needs --start and --end")
         return backfill(load_config(), args.start, args.end, args.reprocess, args.wait)
     if args.action == "start":
-        return start(args.port)
+        return start(args.port, args.host)
+    if args.action == "password":
+        return password()
     return stop() if args.action == "stop" else status()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -15,13 +16,30 @@ from pathlib import Path
 
 from cdclake.config import PipelineConfig
 from cdclake.exceptions import SetupError
-from cdclake.paths import PROJECT_ROOT
+from cdclake.paths import PROJECT_ROOT, private_file, write_private
+
+ADMIN_USER = "admin"
 
 
 def airflow_home(config: PipelineConfig) -> Path:
     home = config.home / "airflow"
     home.mkdir(parents=True, exist_ok=True)
     return home
+
+
+def password_file(config: PipelineConfig) -> Path:
+    """The UI's login passwords (simple auth manager, JSON ``{user: password}``), mode 0600."""
+    return airflow_home(config) / "passwords.json"
+
+
+def admin_password(config: PipelineConfig) -> str:
+    """The ``admin`` user's password: generated into :func:`password_file` on first use, so that
+    Airflow never generates (and logs) one itself."""
+    path = password_file(config)
+    if not path.exists():
+        write_private(path, json.dumps({ADMIN_USER: secrets.token_urlsafe(18)}) + "\n")
+    private_file(path)
+    return str(json.loads(path.read_text())[ADMIN_USER])
 
 
 # SQLite metadata database: wait up to a minute for a lock (the scheduler, DAG processor, API
@@ -35,6 +53,7 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
     # Airflow's unit-test mode (set by test harnesses) swaps in a test configuration; the processes
     # started here are the real thing.
     env.pop("AIRFLOW__CORE__UNIT_TEST_MODE", None)
+    env.pop("AIRFLOW__SIMPLE_AUTH_MANAGER__ALL_ADMINS", None)
     home = airflow_home(config)
     venv_bin = str(Path(sys.executable).parent)
     env.update({
@@ -48,6 +67,12 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "cdclake.airflow_env.SQLITE_CONNECT_ARGS",
         "AIRFLOW__API__PORT": env.get("AIRFLOW__API__PORT", "8080"),
+        "AIRFLOW__API__HOST": env.get("AIRFLOW__API__HOST", "127.0.0.1"),
+        # A login for everyone: one admin whose password cdclake keeps in a 0600 file. Whatever
+        # the environment says, nobody is an admin without logging in.
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{ADMIN_USER}:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(password_file(config)),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": env.get("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO"),
         "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
         "CDCLAKE_HOME": str(config.home),
@@ -82,11 +107,22 @@ def airflow_binary() -> str:
     return which
 
 
+# Files under the Airflow home that hold secrets: the login passwords (ours, and the one an
+# Airflow-generated login would use), airflow.cfg (its generated Fernet key and JWT secret) and the
+# metadata database (connections, variables).
+SECRET_FILES = ("passwords.json", "simple_auth_manager_passwords.json.generated", "airflow.cfg",
+                "airflow.db")
+
+
 def ensure_airflow_db(config: PipelineConfig) -> None:
-    """``airflow db migrate`` once per state folder (idempotent, quick when up to date)."""
+    """``airflow db migrate`` once per state folder (idempotent, quick when up to date), the
+    admin's password generated before any Airflow process could generate (and log) one, and
+    every secrets file made private."""
     home = airflow_home(config)
+    admin_password(config)
     marker = home / ".migrated"
     if marker.exists():
+        _private_secrets(home)
         return
     result = subprocess.run([airflow_binary(), "db", "migrate"], env=airflow_env(config),
                             capture_output=True, text=True, check=False)
@@ -104,3 +140,9 @@ def ensure_airflow_db(config: PipelineConfig) -> None:
     if pool.returncode != 0:
         raise SetupError(f"creating the Airflow pool failed: {pool.stderr.strip()[-1500:]}")
     marker.write_text("ok\n")
+    _private_secrets(home)
+
+
+def _private_secrets(home: Path) -> None:
+    for name in SECRET_FILES:
+        private_file(home / name)

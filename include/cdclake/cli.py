@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
+from cdclake import masking
 from cdclake.exceptions import CdclakeError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -112,16 +115,21 @@ COMMAND_MODULES = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    masking.install_log_filter()
     try:
         return int(args.handler(args) or 0)
     except CdclakeError as exc:
-        print(f"cdclake: error: {exc}", file=sys.stderr)
+        print(masking.mask(f"cdclake: error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `cdclake decode ... | head`: the reader left; stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception:  # a traceback may quote a setting: masked like every other error
+        print(masking.mask(traceback.format_exc()), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

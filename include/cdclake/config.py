@@ -9,6 +9,11 @@ Environment overrides: ``CDCLAKE_KAFKA_BOOTSTRAP``, ``CDCLAKE_KAFKA_PORT``,
 ``CDCLAKE_SPARK_REMOTE`` (the Spark Connect server), ``CDCLAKE_START_DATE`` (the hourly DAG's
 first hour, ``schedule.start_date``), ``CDCLAKE_HOME``
 (state folder) and ``CDCLAKE_CONFIG`` (this file's path).
+
+Secrets stay out of the file: any value may reference the environment as ``${NAME}``, and a
+password, secret or JAAS login written literally (in ``kafka.options``, ``spark.conf`` or the
+catalog URI's user info) is refused. Kafka credentials can also live in the Airflow connection
+(``kafka.airflow_conn_id``). Every secret found is registered with :mod:`cdclake.masking`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
+from cdclake import masking
 from cdclake.exceptions import ConfigError
 from cdclake.paths import config_path, state_home
 
@@ -168,6 +174,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         raise ConfigError(f"configuration file {file} not found; set CDCLAKE_CONFIG or create it") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"configuration file {file} is not valid YAML: {exc}") from None
+    _refuse_literal_secrets(raw, file)
+    raw = _expand(raw, env, file, "")
     home = state_home()
     kafka = raw.get("kafka") or {}
     catalog = raw.get("catalog") or {}
@@ -178,7 +186,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     topics = tuple(_topic(t) for t in raw.get("topics") or [])
     spark_port = int(env.get("CDCLAKE_SPARK_PORT") or _running_spark_port(home) or spark.get("port") or 15002)
     spark_remote = str(env.get("CDCLAKE_SPARK_REMOTE") or spark.get("remote") or f"sc://127.0.0.1:{spark_port}")
-    return PipelineConfig(
+    config = PipelineConfig(
         bootstrap_servers=str(bootstrap),
         kafka_port=port,
         kafka_options={str(k): str(v) for k, v in (kafka.get("options") or {}).items()},
@@ -201,6 +209,57 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         start_date=_start_date(env.get("CDCLAKE_START_DATE")
                                or (raw.get("schedule") or {}).get("start_date")),
     )
+    masking.register(masking.uri_password(config.catalog_uri))
+    masking.register_settings(config.kafka_options)
+    masking.register_settings(config.spark_conf)
+    return config
+
+
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_JAAS_PASSWORD = re.compile(r'password\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _expand(value: Any, env: dict[str, str], file: Path, where: str) -> Any:
+    """Every ``${NAME}`` in the file's strings replaced by that environment variable."""
+    if isinstance(value, dict):
+        return {k: _expand(v, env, file, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, env, file, f"{where}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match[1]
+        if name not in env:
+            raise ConfigError(f"{file}: {where} refers to ${{{name}}}, which is not set in the environment")
+        return env[name]
+
+    return _REFERENCE.sub(substitute, value)
+
+
+def _refuse_literal_secrets(raw: dict[str, Any], file: Path) -> None:
+    """A secret written in the file itself (not a ``${NAME}`` reference) is refused."""
+    def reference(text: str) -> bool:
+        return bool(_REFERENCE.fullmatch(text))
+
+    found: list[str] = []
+    for section, key in (("kafka", "options"), ("spark", "conf")):
+        for name, value in ((raw.get(section) or {}).get(key) or {}).items():
+            if value is None or not masking.sensitive(str(name)):
+                continue
+            text = str(value)
+            passwords = _JAAS_PASSWORD.findall(text) if "jaas" in str(name).lower() else [text]
+            if not all(reference(p) for p in passwords):
+                found.append(f"{section}.{key}.{name}")
+    uri = str((raw.get("catalog") or {}).get("uri") or "")
+    password = masking.uri_password(uri)
+    if password is not None and not reference(password):
+        found.append("catalog.uri (the password in its user info)")
+    if found:
+        raise ConfigError(
+            f"{file} holds literal secrets in {', '.join(found)}: write ${{NAME}} there and set the "
+            "environment variable NAME (or keep Kafka credentials in the Airflow connection "
+            "kafka.airflow_conn_id names); the file is not a place for passwords")
 
 
 def _start_date(value: object) -> dt.datetime:

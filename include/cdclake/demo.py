@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from cdclake.exceptions import CdclakeError
 from cdclake.paths import PROJECT_ROOT, state_home
 
 if TYPE_CHECKING:
@@ -163,6 +164,34 @@ def produce(bootstrap: str, messages: list[DemoMessage]) -> None:
         raise RuntimeError("not every demo message was delivered to Kafka")
 
 
+# Written into every folder the demo creates: only such a folder is wiped by the next demo.
+DEMO_MARKER = ".cdclake-demo"
+
+
+def refuse_foreign_folder(home: Path) -> None:
+    """The demo wipes its folder first: refuse one that holds anything the demo did not make."""
+    if home.exists() and not home.is_dir():
+        raise CdclakeError(f"{home} is a file, not a folder; choose another --home")
+    if home.is_dir() and any(home.iterdir()) and not (home / DEMO_MARKER).exists():
+        raise CdclakeError(f"refusing to use {home} for the demo: it is not empty and was not created "
+                           f"by `cdclake demo` (no {DEMO_MARKER} in it), and the demo wipes its folder "
+                           "first. Choose a new or empty folder with --home.")
+
+
+def prepare_home(home: Path) -> None:
+    """An empty private folder for the demo: a previous demo's is stopped and wiped first."""
+    from cdclake import kafka_broker, spark_server
+
+    refuse_foreign_folder(home)
+    if (home / DEMO_MARKER).exists():
+        kafka_broker.stop(home)
+        spark_server.stop(home)
+        shutil.rmtree(home)
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    home.chmod(0o700)
+    (home / DEMO_MARKER).write_text("created by cdclake demo; the next demo here wipes this folder\n")
+
+
 def run_demo(home: Path, out: TextIO | None = None) -> int:
     from cdclake import kafka_broker, spark_server
 
@@ -171,11 +200,7 @@ def run_demo(home: Path, out: TextIO | None = None) -> int:
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
-    kafka_broker.stop(home)
-    spark_server.stop(home)
-    if home.exists():
-        shutil.rmtree(home)
-    home.mkdir(parents=True)
+    prepare_home(home)
     port = _free_port(int(os.environ.get("CDCLAKE_KAFKA_PORT", "9092")))
     spark_port = _free_port(int(os.environ.get("CDCLAKE_SPARK_PORT", "15002")))
     (home / "pipeline.yml").write_text(demo_config(port))
@@ -230,7 +255,8 @@ def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
     docs = Path(config.home) / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
     say(f"\nData Docs: {docs}")
     say("Airflow UI: `cdclake airflow start` (airflow standalone, low parallelism) then "
-        "http://localhost:8080 ; stop it with `cdclake airflow stop`")
+        "http://127.0.0.1:8080, user admin, password from `cdclake airflow password`; stop it with "
+        "`cdclake airflow stop`")
     say(f"Query the tables: CDCLAKE_HOME={config.home} CDCLAKE_CONFIG={config.home}/pipeline.yml "
         "cdclake query \"SELECT * FROM current.<db>__<table>\"")
     say(f"Spark SQL (time travel, branches, metadata tables): CDCLAKE_HOME={config.home} "
@@ -242,5 +268,7 @@ def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
 
 def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("demo", help="the whole story on the embedded default, from an empty state")
-    p.add_argument("--home", type=Path, help="demo state folder (default <state folder>/demo; wiped first)")
+    p.add_argument("--home", type=Path,
+                   help="demo state folder (default <state folder>/demo); wiped first, so it must be "
+                        "new, empty or a previous demo's")
     p.set_defaults(handler=lambda args: run_demo(args.home or state_home() / "demo"))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdclake.exceptions import BrokerError, SetupError
-from cdclake.paths import jars_dir, state_home
+from cdclake.paths import jars_dir, state_home, write_private
 from cdclake.processes import recorded_pid, stop_process
 
 START_TIMEOUT_S = 90
@@ -57,20 +57,41 @@ class BrokerPaths:
 
 def broker_paths(home: Path | None = None) -> BrokerPaths:
     root = (home or state_home()) / "kafka"
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
     return BrokerPaths(root)
 
 
-def _server_properties(paths: BrokerPaths, port: int, controller_port: int) -> str:
+@dataclass(frozen=True)
+class SaslListener:
+    """A second listener, SASL/PLAIN on localhost, for trying authenticated clients (connection
+    settings with ``sasl.username`` / ``sasl.password``) against the embedded broker."""
+
+    port: int
+    users: dict[str, str]
+
+
+def _sasl_lines(sasl: SaslListener | None) -> list[str]:
+    if sasl is None:
+        return []
+    logins = " ".join(f'user_{user}="{password}"' for user, password in sasl.users.items())
+    return ["sasl.enabled.mechanisms=PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config="
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {logins};"]
+
+
+def _server_properties(paths: BrokerPaths, port: int, controller_port: int,
+                       sasl: SaslListener | None = None) -> str:
+    extra = f",SASL_PLAINTEXT://localhost:{sasl.port}" if sasl else ""
     return "\n".join([
         "process.roles=broker,controller",
         "node.id=1",
         f"controller.quorum.bootstrap.servers=localhost:{controller_port}",
-        f"listeners=PLAINTEXT://localhost:{port},CONTROLLER://localhost:{controller_port}",
-        f"advertised.listeners=PLAINTEXT://localhost:{port}",
+        f"listeners=PLAINTEXT://localhost:{port},CONTROLLER://localhost:{controller_port}{extra}",
+        f"advertised.listeners=PLAINTEXT://localhost:{port}{extra}",
         "controller.listener.names=CONTROLLER",
         "inter.broker.listener.name=PLAINTEXT",
-        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        *_sasl_lines(sasl),
         f"log.dirs={paths.data}",
         "num.partitions=1",
         "offsets.topic.replication.factor=1",
@@ -148,7 +169,7 @@ def _metadata_ok(bootstrap: str) -> bool:
         return False
 
 
-def start(port: int, home: Path | None = None) -> str:
+def start(port: int, home: Path | None = None, sasl: SaslListener | None = None) -> str:
     """Start the broker (formatting storage on first use); returns the bootstrap address."""
     paths = broker_paths(home)
     pid = running_pid(paths)
@@ -158,7 +179,8 @@ def start(port: int, home: Path | None = None) -> str:
         raise BrokerError(f"port {port} is in use by another process; choose another with --port "
                           "or CDCLAKE_KAFKA_PORT")
     controller_port = free_port()
-    paths.properties.write_text(_server_properties(paths, port, controller_port))
+    # The properties may hold SASL logins: private to the owner.
+    write_private(paths.properties, _server_properties(paths, port, controller_port, sasl))
     paths.log4j.write_text(_LOG4J)
     java = _java()
     jvm = [java, "-Xms256m", "-Xmx768m", f"-Dlog4j2.configurationFile={paths.log4j}",

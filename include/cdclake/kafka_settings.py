@@ -8,8 +8,9 @@ same shape. Resolution happens when a task or command runs (never at import or D
 2. inside an Airflow process (Airflow already imported), ``BaseHook.get_connection(conn_id)``;
 3. otherwise ``PipelineConfig.bootstrap_servers`` plus ``kafka.options`` from the config file.
 
-Settings are librdkafka (confluent-kafka) keys; :func:`spark_kafka_options` translates them for
-Spark's Kafka source, which uses the Java client.
+Secret values (``sasl.password``, ``sasl.jaas.config`` ...) are registered with
+:mod:`cdclake.masking` as soon as they are read. Settings are librdkafka (confluent-kafka) keys;
+:func:`spark_kafka_options` translates them for Spark's Kafka source, which uses the Java client.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from cdclake import masking
 from cdclake.exceptions import ConfigError
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ def kafka_client_config(config: Any, conn_id: str | None = None,
     else:
         source = f"connection {conn_id!r}"
     settings = {str(k): str(v) for k, v in found.items() if v is not None}
+    masking.register_settings(settings)
     if not settings.get("bootstrap.servers"):
         raise ConfigError(f"no bootstrap.servers in {source}; set it there (Kafka client config JSON)")
     log.debug("Kafka settings from %s: bootstrap.servers=%s", source, settings["bootstrap.servers"])

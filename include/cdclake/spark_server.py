@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from cdclake import masking
 from cdclake.exceptions import CdclakeError, SetupError
-from cdclake.paths import PROJECT_ROOT, jars_dir, state_home
+from cdclake.paths import PROJECT_ROOT, jars_dir, state_home, write_private
 from cdclake.processes import recorded_pid, stop_process
 
 if TYPE_CHECKING:
@@ -145,6 +146,10 @@ def session_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.sql.ui.retainedExecutions": "50",
         "spark.ui.retainedJobs": "100",
         "spark.ui.retainedStages": "100",
+        # Options and settings that name secrets are shown redacted in plans, errors and logs;
+        # Spark's defaults miss a Kafka JAAS login.
+        "spark.redaction.regex": "(?i)secret|password|token|access[.]key|jaas",
+        "spark.sql.redaction.options.regex": "(?i)url|jaas",
     }
     if settings.local_dir:
         conf["spark.local.dir"] = settings.local_dir
@@ -186,10 +191,14 @@ class ServerPaths:
     def log4j(self) -> Path:
         return self.root / "log4j2.properties"
 
+    @property
+    def secrets(self) -> Path:
+        return self.root / "secrets.properties"
+
 
 def server_paths(home: Path | None = None) -> ServerPaths:
     root = (home or state_home()) / "spark"
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
     return ServerPaths(root)
 
 
@@ -268,9 +277,20 @@ def server_command(config: PipelineConfig, port: int, host: str, paths: ServerPa
     }
     command = [_spark_submit(), "--master", settings.master, "--driver-memory", settings.driver_memory,
                "--jars", ",".join(settings.jars), "--name", "cdclake-connect", "--class", SERVER_CLASS]
+    # Secret settings (the catalog's JDBC password, s3a keys) go through a 0600 properties file:
+    # a command line is readable by every local user (ps, /proc/<pid>/cmdline).
+    secret = {k: v for k, v in conf.items() if masking.sensitive(k)}
+    write_private(paths.secrets, "".join(f"{k}={_escape_property(v)}\n" for k, v in secret.items()))
+    command += ["--properties-file", str(paths.secrets)]
     for key, value in conf.items():
-        command += ["--conf", f"{key}={value}"]
+        if key not in secret:
+            command += ["--conf", f"{key}={value}"]
     return command
+
+
+def _escape_property(value: str) -> str:
+    """A value as a Java properties file reads it back."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def server_env(config: PipelineConfig) -> dict[str, str]:

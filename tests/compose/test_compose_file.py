@@ -1,5 +1,7 @@
 """docker-compose.yml: valid against the Compose Specification's schema (no Docker engine needed),
-has the services the architecture names, and everything it mounts or builds exists in the repo."""
+has the services the architecture names, everything it mounts or builds exists in the repo, and it
+is locked down: ports on 127.0.0.1, no unauthenticated Kafka listener outside the compose network,
+pinned images, and no service starting before check-secrets accepted the secrets."""
 
 from __future__ import annotations
 
@@ -18,12 +20,20 @@ ENV_EXAMPLE = ROOT / ".env.example"
 SCHEMA = Path(__file__).with_name("compose-spec.json")
 
 SERVICES = {
-    "kafka", "postgres", "minio", "minio-init", "spark-master", "spark-worker", "spark-connect",
-    "airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer",
+    "check-secrets", "kafka", "postgres", "minio", "minio-init", "spark-master", "spark-worker",
+    "spark-connect", "airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
+    "airflow-triggerer",
 }
 AIRFLOW_SERVICES = sorted(s for s in SERVICES if s.startswith("airflow-"))
 PROJECT_MOUNT = "/opt/cdclake"
 CONNECT_PORT = 15002
+CHECK_SECRETS = "check-secrets"
+CHECK_SECRETS_SCRIPT = "include/compose/check-secrets.sh"
+# The variables check-secrets.sh refuses when empty, placeholder or (the Fernet key) malformed
+SECRET_VARIABLES = ("POSTGRES_PASSWORD", "AIRFLOW_DB_PASSWORD", "ICEBERG_DB_PASSWORD", "S3_SECRET_KEY",
+                    "AIRFLOW_JWT_SECRET", "AIRFLOW_FERNET_KEY")
+BIND_ADDRESS = "CDCLAKE_BIND_ADDRESS"
+PASSWORDS_FILE = f"{PROJECT_MOUNT}/state/airflow/passwords.json"
 
 # ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, ${VAR:+alt}, $VAR, and $$
 _VARIABLE = re.compile(r"\$(?:(?P<escaped>\$)|\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)"
@@ -77,10 +87,14 @@ def env() -> dict[str, str]:
     return read_env_file(ENV_EXAMPLE)
 
 
-@pytest.fixture(scope="module")
-def compose(env) -> dict[str, Any]:
+def load_compose(env: dict[str, str]) -> dict[str, Any]:
     raw = yaml.safe_load(COMPOSE_FILE.read_text())  # resolves the x-* anchors and << merges
     return interpolate(raw, env)
+
+
+@pytest.fixture(scope="module")
+def compose(env) -> dict[str, Any]:
+    return load_compose(env)
 
 
 def test_valid_against_the_compose_specification(compose):
@@ -120,7 +134,8 @@ def test_the_architecture_services_exist(compose):
     images = {name: svc.get("image", "") for name, svc in compose["services"].items()}
     assert images["kafka"].startswith("apache/kafka:")
     assert images["postgres"].startswith("postgres:")
-    assert images["minio"].startswith("minio/minio")
+    assert images["minio"].startswith("quay.io/minio/minio:")
+    assert images["minio-init"].startswith("quay.io/minio/mc:")
     assert compose["services"]["spark-worker"]["command"][-1] == "spark://spark-master:7077"
     assert images["spark-connect"] == images["spark-master"] == images["spark-worker"]
     commands = {s: compose["services"][s].get("command") for s in AIRFLOW_SERVICES}
@@ -370,3 +385,108 @@ def test_spark_image_matches_pyspark_and_the_jars_pom():
     assert "requirements.txt" in airflow and "constraints.txt" in airflow
     version = re.search(r"^apache-airflow==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M)
     assert version and f"apache/airflow:{version[1]}-python3.11" in airflow
+
+
+def _host_addresses(compose: dict[str, Any]) -> dict[str, str]:
+    """Every published port (``service port``) and the host address it binds."""
+    return {f"{name} {port}": _published(port)[0]
+            for name, service in compose["services"].items() for port in service.get("ports", [])}
+
+
+def test_published_ports_bind_this_host_unless_cdclake_bind_address_opens_them(env):
+    raw = COMPOSE_FILE.read_text()
+    assert f"${{{BIND_ADDRESS}:-127.0.0.1}}" in raw
+    assert env[BIND_ADDRESS] == "127.0.0.1"
+    unset = {k: v for k, v in env.items() if k != BIND_ADDRESS}
+    for variables in (env, unset):
+        published = _host_addresses(load_compose(variables))
+        assert len(published) >= 3  # Airflow UI, MinIO console, Spark master UI
+        assert set(published.values()) == {"127.0.0.1"}, published
+    opened = _host_addresses(load_compose({**env, BIND_ADDRESS: "0.0.0.0"}))
+    assert set(opened.values()) == {"0.0.0.0"}, opened
+
+
+def _image_tag(image: str) -> str:
+    """The tag of an image reference, "" when it has none (a digest alone is not a tag)."""
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.partition(":")[2]
+
+
+def _dockerfile_images(dockerfile: Path) -> list[str]:
+    """The images the ``FROM`` lines pull (earlier build stages are not images)."""
+    images: list[str] = []
+    stages: set[str] = set()
+    for line in dockerfile.read_text().splitlines():
+        words = [w for w in line.split() if not w.startswith("--")]
+        if words and words[0].upper() == "FROM":
+            if words[1] not in stages and words[1] != "scratch":
+                images.append(words[1])
+            if len(words) >= 4 and words[2].upper() == "AS":
+                stages.add(words[3])
+    return images
+
+
+def test_image_tag_parsing():
+    assert _image_tag("postgres:16.11") == "16.11"
+    assert _image_tag("quay.io/minio/mc:RELEASE.2025-04-16T18-13-26Z") == "RELEASE.2025-04-16T18-13-26Z"
+    assert _image_tag("localhost:5000/minio") == ""
+    assert _image_tag("minio/minio@sha256:abc") == ""
+
+
+def test_every_image_is_pinned_to_a_version(compose):
+    images = {name: service["image"] for name, service in compose["services"].items()}
+    for dockerfile in sorted((ROOT / "include/compose").glob("*/Dockerfile")):
+        images.update({f"{dockerfile.parent.name}/Dockerfile {image}": image
+                       for image in _dockerfile_images(dockerfile)})
+    assert len(images) >= len(SERVICES) + 3
+    for where, image in images.items():
+        tag = _image_tag(image)
+        assert tag and tag != "latest" and re.search(r"\d", tag), f"{where}: {image} is not pinned"
+
+
+def test_kafka_is_reachable_only_inside_the_compose_network(compose, env):
+    """The broker's PLAINTEXT listener has no authentication: no port is published and the only
+    advertised listener is the compose network's kafka:9092."""
+    kafka = compose["services"]["kafka"]
+    assert "ports" not in kafka and "network_mode" not in kafka
+    settings = kafka["environment"]
+    listeners = {lst.split("://")[0] for lst in settings["KAFKA_LISTENERS"].split(",")}
+    assert listeners == {"PLAINTEXT", "CONTROLLER"}
+    assert settings["KAFKA_ADVERTISED_LISTENERS"] == "PLAINTEXT://kafka:9092"
+    assert settings["KAFKA_CONTROLLER_LISTENER_NAMES"] == "CONTROLLER"
+    protocols = dict(item.split(":") for item in settings["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(","))
+    assert set(protocols) == listeners
+    assert "EXTERNAL" not in COMPOSE_FILE.read_text() and "KAFKA_EXTERNAL_PORT" not in env
+    assert compose["services"]["airflow-scheduler"]["environment"]["CDCLAKE_KAFKA_BOOTSTRAP"] == "kafka:9092"
+
+
+def test_check_secrets_runs_before_every_other_service(compose, env):
+    service = compose["services"][CHECK_SECRETS]
+    script = f"/opt/{Path(CHECK_SECRETS_SCRIPT).name}"
+    assert f"./{CHECK_SECRETS_SCRIPT}:{script}:ro" in service["volumes"]
+    assert (ROOT / CHECK_SECRETS_SCRIPT).is_file()
+    assert service["entrypoint"] == ["/bin/sh", script]
+    assert service["environment"] == {name: env[name] for name in SECRET_VARIABLES}
+    assert service["restart"] == "no" and service["network_mode"] == "none"
+    assert "depends_on" not in service
+    for name, other in compose["services"].items():
+        if name != CHECK_SECRETS:
+            condition = other.get("depends_on", {}).get(CHECK_SECRETS, {}).get("condition")
+            assert condition == "service_completed_successfully", name
+
+
+def test_airflow_needs_a_fernet_key_and_keeps_generated_passwords_in_the_state_volume(compose, env):
+    without_key = {k: v for k, v in env.items() if k != "AIRFLOW_FERNET_KEY"}
+    with pytest.raises(MissingVariable, match="AIRFLOW_FERNET_KEY"):
+        load_compose(without_key)
+    for name in AIRFLOW_SERVICES:
+        service = compose["services"][name]
+        assert service["environment"]["AIRFLOW__CORE__FERNET_KEY"] == env["AIRFLOW_FERNET_KEY"]
+        assert service["environment"]["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"] == PASSWORDS_FILE
+        assert f"cdclake-state:{PROJECT_MOUNT}/state" in service["volumes"]
+    airflow_image = (ROOT / "include/compose/airflow/Dockerfile").read_text()
+    assert f"mkdir -p {Path(PASSWORDS_FILE).parent} " in airflow_image
+    assert PASSWORDS_FILE in ENV_EXAMPLE.read_text()
+    # Every signed-in user an admin: never in the compose stack.
+    assert "ALL_ADMINS" not in COMPOSE_FILE.read_text().upper()
+    assert not any("ALL_ADMINS" in key.upper() for key in env)

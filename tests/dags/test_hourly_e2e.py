@@ -16,9 +16,14 @@ run's; the Kafka broker and the Spark Connect server are the test run's.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import stat
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -73,35 +78,93 @@ def config_file(kafka_bootstrap, spark_server, state_home) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def pipeline(config_file, state_home):
+def pipeline(config_file, state_home, kafka_sasl_settings):
     """Run the three hours through Airflow with `cdclake run` (`airflow dags test` per hour)."""
     from cdclake.config import load_config
     from cdclake.run_cli import run_range
 
     with _environment(CDCLAKE_HOME=str(state_home / "e2e-run")):
         config = load_config()
-    run_range(config, HOURS[0], HOURS[-1] + dt.timedelta(hours=1))
+    # Kafka through an Airflow connection that logs in with a password (SASL/PLAIN).
+    connection = json.dumps({"conn_type": "kafka", "extra": kafka_sasl_settings})
+    with _environment(AIRFLOW_CONN_KAFKA_DEFAULT=connection):
+        run_range(config, HOURS[0], HOURS[-1] + dt.timedelta(hours=1))
     return config
 
 
+@dataclass
+class Backfill:
+    config: object  # PipelineConfig
+    ui: dict[str, object]  # what the running UI answered (ui_probe)
+
+
+def _http(method: str, url: str, body: dict[str, str] | None = None,
+          token: str | None = None) -> tuple[int, bytes]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses (hex, as /proc/net shows them) of the sockets listening on ``port``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
+
+
+def ui_probe(config, port: int) -> dict[str, object]:
+    """The running UI as an outsider and as the admin sees it."""
+    from cdclake.airflow_env import admin_password
+
+    base = f"http://127.0.0.1:{port}"
+    password = admin_password(config)
+    status, body = _http("POST", f"{base}/auth/token", {"username": "admin", "password": password})
+    token = json.loads(body)["access_token"] if status == 201 else None
+    return {
+        "anonymous_api": _http("GET", f"{base}/api/v2/dags")[0],
+        "anonymous_token": _http("GET", f"{base}/auth/token")[0],  # the all-admins door
+        "wrong_password": _http("POST", f"{base}/auth/token", {"username": "admin", "password": "x" * 12})[0],
+        "login": status,
+        "api_with_login": _http("GET", f"{base}/api/v2/dags", token=token)[0],
+        "listening": _listening_addresses(port),
+        "password": password,
+    }
+
+
 @pytest.fixture(scope="module")
-def backfilled(config_file, state_home):
-    """The same hours backfilled on a real scheduler, into a state folder of their own."""
+def backfilled(config_file, state_home) -> Backfill:
+    """The same hours backfilled on a real scheduler, into a state folder of their own; its UI
+    is probed while it runs."""
     from cdclake import airflow_cli, kafka_broker
     from cdclake.config import load_config
 
     # A start date far ahead: the unpaused DAG schedules nothing itself, only the backfill runs.
     home = str(state_home / "e2e-backfill")
+    port = kafka_broker.free_port()
     with _environment(CDCLAKE_HOME=home, CDCLAKE_START_DATE="2100-01-01T00:00:00Z"):
         config = load_config()
-        airflow_cli.start(kafka_broker.free_port())
+        airflow_cli.start(port)
         try:
             code = airflow_cli.backfill(config, HOURS[0], HOURS[-1] + dt.timedelta(hours=1), wait=True,
                                         timeout_s=60 * 60)
+            ui = ui_probe(config, port)
         finally:
             airflow_cli.stop()
     assert code == 0, f"backfill failed; logs under {config.home / 'airflow' / 'logs'}"
-    return config
+    return Backfill(config, ui)
 
 
 def _rows(config, sql: str) -> list[tuple]:
@@ -178,7 +241,47 @@ def test_rerunning_the_middle_hour_changes_nothing(pipeline) -> None:
 def test_backfilling_the_hours_on_the_scheduler_gives_the_same_tables(pipeline, backfilled) -> None:
     from cdclake.airflow_cli import backfill_runs
 
-    assert backfill_runs(backfilled, HOURS) == {h.strftime("%Y-%m-%dT%H:00:00Z"): "success" for h in HOURS}
+    assert backfill_runs(backfilled.config, HOURS) == {
+        h.strftime("%Y-%m-%dT%H:00:00Z"): "success" for h in HOURS}
     expected = _snapshot(pipeline)
     assert len(expected["current.shop__products"]) == 2
-    assert _snapshot(backfilled) == expected
+    assert _snapshot(backfilled.config) == expected
+
+
+def test_the_ui_asks_for_a_login_and_listens_on_localhost_only(backfilled) -> None:
+    ui = dict(backfilled.ui)
+    password = ui.pop("password")
+    assert ui == {"anonymous_api": 401, "anonymous_token": 403, "wrong_password": 401, "login": 201,
+                  "api_with_login": 200, "listening": {"0100007F"}}  # 127.0.0.1, no other socket
+    home = backfilled.config.home / "airflow"
+    assert json.loads((home / "passwords.json").read_text()) == {"admin": password}
+    # Airflow neither generated nor printed a password of its own.
+    assert not (home / "simple_auth_manager_passwords.json.generated").exists()
+    assert str(password) not in (home / "standalone.log").read_text(errors="replace")
+
+
+def _mode(path: Path) -> str:
+    return oct(stat.S_IMODE(path.stat().st_mode))
+
+
+def test_state_folders_and_secrets_files_are_private(pipeline, backfilled, state_home) -> None:
+    for home in (pipeline.home, backfilled.config.home):
+        assert _mode(home) == "0o700"
+        for name in ("passwords.json", "airflow.cfg", "airflow.db"):
+            assert _mode(home / "airflow" / name) == "0o600", (home, name)
+    # The test run's broker (`cdclake kafka start`): its folder, and its properties with the logins.
+    assert (_mode(state_home), _mode(state_home / "kafka")) == ("0o700", "0o700")
+    assert _mode(state_home / "kafka" / "server.properties") == "0o600"
+
+
+def test_no_log_of_a_run_holds_the_kafka_password(pipeline, state_home) -> None:
+    """The hours ran with a Kafka connection that logs in with a password: no file of the run's
+    state folder (task logs, run logs, Data Docs, tables), and no log of the broker or the Spark
+    Connect server, holds it."""
+    from tests.conftest import KAFKA_SASL_PASSWORD
+
+    places = [p for p in pipeline.home.rglob("*") if p.is_file()]
+    places += [*(state_home / "spark").glob("*.log"), state_home / "kafka" / "broker.log"]
+    assert len(places) > 50
+    holding = [str(p) for p in places if KAFKA_SASL_PASSWORD.encode() in p.read_bytes()]
+    assert holding == []

@@ -4,6 +4,17 @@ set -euo pipefail
 
 airflow db migrate
 
+# The UI's admin password: generated here once, kept 0600 in the state volume (the file
+# AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE names), so the API server never generates one
+# and prints it to its log.
+passwords="${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE:?}"
+mkdir -p -m 0700 "$(dirname "$passwords")"
+if [ ! -s "$passwords" ]; then
+  (umask 077 && python -c 'import json, secrets; print(json.dumps({"admin": secrets.token_urlsafe(18)}))' \
+    > "$passwords")
+fi
+chmod 0600 "$passwords"
+
 # Connections: (re)created so a changed .env takes effect on the next `docker compose up`.
 # The Spark Connect server every task runs on: the spark-connect service (the address
 # CDCLAKE_SPARK_REMOTE names in docker-compose.yml; another server: change both).
@@ -18,4 +29,5 @@ airflow connections add kafka_default --conn-type kafka \
 # (include/cdclake/dag_defaults.py).
 airflow pools set lakehouse_writes 1 "one Iceberg commit at a time (cdclake hourly and maintenance DAGs)"
 
-echo "cdclake: Airflow initialised (connections spark_connect_default, kafka_default; pool lakehouse_writes)"
+echo "cdclake: Airflow initialised (connections spark_connect_default, kafka_default; pool lakehouse_writes;"\
+  "the admin password is in $passwords)"
