@@ -66,6 +66,11 @@ WORKLOAD: dict[str, tuple[str, list[str]]] = {
 }
 
 
+# The manuals reuse a few source tables (test01.test in DRS JSON and JSON-C, shop.orders in DTS
+# and Canal): those topics keep their tables apart, as two regions of one database would.
+TABLE_PREFIXES = {"demo.drs_c": "drs_c", "demo.dts": "dts"}
+
+
 @dataclass(frozen=True)
 class DemoMessage:
     topic: str
@@ -129,6 +134,8 @@ def demo_config(port: int, topics: list[str] | None = None) -> str:
         lines += [f"  - name: {topic}", f"    format: {fmt}"]
         if fmt == "drs_json_c":
             lines.append("    source_timezone: Asia/Shanghai")
+        if topic in TABLE_PREFIXES:
+            lines.append(f"    table_prefix: {TABLE_PREFIXES[topic]}")
         if topic == "demo.canal":
             # The manual's CloudCanal "Canal Json" example is not valid JSON and two more bad
             # messages are added on purpose: in a quiet hour they are most of the topic's traffic.
