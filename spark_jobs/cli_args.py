@@ -36,3 +36,16 @@ def job_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--run-id", required=True, help="the Airflow run id (lineage)")
     parser.add_argument("--config", help="pipeline configuration file (default include/config/pipeline.yml)")
     return parser
+
+
+def add_landing_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a landing that depart from the default (land once, keep what was landed)."""
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--accept-retention-gap", action="store_true",
+                        help="an hour never landed: land it even though Kafka lost some of its "
+                             "offsets; the ledger records the gap")
+    choice.add_argument("--reland", action="store_true",
+                        help="an hour already landed: read its recorded offsets from Kafka again "
+                             "(refused if Kafka now holds fewer messages than the ledger records)")
+    choice.add_argument("--skip", metavar="REASON",
+                        help="record the hour as skipped (its offsets land in the next hour)")

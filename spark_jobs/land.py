@@ -1,11 +1,17 @@
-"""Land one hour: read exactly the planned Kafka offset ranges into ``raw.kafka_messages``.
+"""Land one hour: read its Kafka offset ranges into ``raw.kafka_messages``.
 
-The plan (``cdclake.offsets.OffsetPlan``) is made on the Airflow side; here Spark's Kafka source
-reads each partition's ``[start, end)`` with ``read_committed`` isolation (transaction markers and
-aborted messages leave offset gaps and no rows), the records are mapped to the raw schema and the
-hour's rows of the planned topics are replaced (a rerun never duplicates). ``ops.offset_ledger``
-gets one row per topic-partition-hour; before anything is written the plan is checked against the
-ledger and the low watermarks (``cdclake.offsets.check_continuity``).
+The plan (``cdclake.offsets.OffsetPlan``) is made on the Airflow side by time; here its ranges
+are anchored to ``ops.offset_ledger`` (each starts where the previous landed hour ended:
+``cdclake.offsets.anchor_to_ledger``) and checked against the ledger and the low watermarks
+(``check_continuity``: holes and retention gaps fail). Spark's Kafka source reads each
+``[start, end)`` with ``read_committed`` isolation (transaction markers and aborted messages leave
+offset gaps and no rows), and the hour's rows of the planned topics are replaced. The ledger gets
+one row per topic-partition-hour, with how late its messages were.
+
+A topic already landed for the hour keeps its raw copy on a re-run: Kafka may no longer hold it
+(retention, compaction). ``reland`` reads the recorded ranges again, and refuses a copy that would
+hold fewer messages than the ledger records. :func:`skip_hour` records an hour as skipped: its
+range is empty and its offsets land in the next hour.
 """
 
 from __future__ import annotations
@@ -14,16 +20,23 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdclake.offsets import LedgerNeighbours, OffsetPlan, PartitionRange, check_continuity
+from cdclake.exceptions import LandingError
+from cdclake.offsets import (
+    LedgerNeighbours,
+    OffsetPlan,
+    PartitionRange,
+    anchor_to_ledger,
+    check_continuity,
+)
 from spark_jobs.session import local_frame
-from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables
+from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables, in_catalog
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +46,9 @@ RAW_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestamp_type", "k
 STATUS_LANDED = "landed"
 STATUS_EMPTY = "empty"
 STATUS_LANDED_WITH_GAP = "landed_with_gap"
-LANDED_STATUSES = (STATUS_LANDED, STATUS_EMPTY, STATUS_LANDED_WITH_GAP)
+STATUS_SKIPPED = "skipped"
+# Statuses that close an hour: the next hour continues where it ended.
+LANDED_STATUSES = (STATUS_LANDED, STATUS_EMPTY, STATUS_LANDED_WITH_GAP, STATUS_SKIPPED)
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,9 @@ class PartitionLanding:
     last_offset: int | None
     status: str
     message: str | None
+    # Messages whose timestamp is before the hour (stragglers), and the most late one's delay.
+    late_messages: int = 0
+    max_lateness_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -126,12 +144,19 @@ def write_raw_messages(spark: SparkSession, raw: DataFrame, hour: dt.datetime, t
 
 def landed_offsets(spark: SparkSession, hour: dt.datetime,
                    topics: Sequence[str]) -> dict[tuple[str, int], tuple]:
-    """(topic, partition) -> (count, first offset, last offset) as the raw table holds them now."""
+    """(topic, partition) -> (count, first offset, last offset, late messages, max lateness ms)
+    as the raw table holds them now."""
+    start = F.lit(hour).cast("timestamp")
+    late = F.col("timestamp") < start
     rows = (spark.table(RAW_MESSAGES).where(_hour_filter(hour, topics))
             .groupBy("topic", "partition")
-            .agg(F.count("*").alias("n"), F.min("offset").alias("first"), F.max("offset").alias("last"))
+            .agg(F.count("*").alias("n"), F.min("offset").alias("first"), F.max("offset").alias("last"),
+                 F.sum(F.when(late, 1).otherwise(0)).alias("late"),
+                 F.max(F.when(late, F.unix_millis(start) - F.unix_millis(F.col("timestamp"))))
+                 .alias("lateness"))
             .collect())
-    return {(r["topic"], r["partition"]): (r["n"], r["first"], r["last"]) for r in rows}
+    return {(r["topic"], r["partition"]): (r["n"], r["first"], r["last"], r["late"], r["lateness"])
+            for r in rows}
 
 
 def ledger_neighbours(spark: SparkSession, plan: OffsetPlan) -> dict[tuple[str, int], LedgerNeighbours]:
@@ -164,14 +189,14 @@ def ledger_rows(plan: OffsetPlan, landed: Mapping[tuple[str, int], tuple], run_i
     """One ledger entry per planned topic-partition, reconciling the plan with what landed."""
     entries = []
     for r in plan.ranges:
-        count, first, last = landed.get((r.topic, r.partition), (0, None, None))
+        count, first, last, late, lateness = landed.get((r.topic, r.partition), (0, None, None, 0, None))
         note = notes.get((r.topic, r.partition))
         _check_inside(r, count, first, last)
         status = STATUS_LANDED if count else STATUS_EMPTY
         if accept_gaps and note and "gone" in note:
             status = STATUS_LANDED_WITH_GAP
         entries.append(PartitionLanding(r.topic, r.partition, r.start, r.end, count, first, last,
-                                        status, note))
+                                        status, note, int(late or 0), lateness))
     return entries
 
 
@@ -195,9 +220,14 @@ def write_ledger(spark: SparkSession, plan: OffsetPlan, entries: Sequence[Partit
     if not entries:
         return
     schema = spark.table(OFFSET_LEDGER).schema
+    if "late_messages" not in schema.fieldNames():  # a ledger made before lateness was recorded
+        spark.sql(f"ALTER TABLE {in_catalog(spark, OFFSET_LEDGER)} "
+                  "ADD COLUMNS (late_messages bigint, max_lateness_ms bigint)")
+        schema = spark.table(OFFSET_LEDGER).schema
     recorded_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows = [(e.topic, e.partition, plan.hour, e.planned_start, e.planned_end, e.landed_count,
-             e.first_offset, e.last_offset, run_id, e.status, e.message, recorded_at) for e in entries]
+             e.first_offset, e.last_offset, run_id, e.status, e.message, recorded_at, e.late_messages,
+             e.max_lateness_ms) for e in entries]
     local_frame(spark, rows, schema).createOrReplaceTempView(_LEDGER_UPDATE_VIEW)
     try:
         spark.sql(f"""
@@ -212,18 +242,122 @@ def write_ledger(spark: SparkSession, plan: OffsetPlan, entries: Sequence[Partit
 _LEDGER_UPDATE_VIEW = "cdclake_offset_ledger_update"
 
 
+def recorded_hour(spark: SparkSession, hour: dt.datetime,
+                  topics: Sequence[str]) -> dict[str, list[PartitionLanding]]:
+    """The ledger's entries of ``hour`` for ``topics`` (landed, empty, with a gap or skipped), by topic."""
+    rows = (spark.table(OFFSET_LEDGER)
+            .where((F.col("landed_hour") == F.lit(hour)) & F.col("topic").isin(list(topics))
+                   & F.col("status").isin(list(LANDED_STATUSES)))
+            .collect())
+    found: dict[str, list[PartitionLanding]] = {}
+    for r in sorted(rows, key=lambda r: (r["topic"], r["partition"])):
+        row = r.asDict()
+        found.setdefault(r["topic"], []).append(PartitionLanding(
+            r["topic"], r["partition"], r["planned_start"], r["planned_end"], r["landed_count"] or 0,
+            r["first_offset"], r["last_offset"], r["status"], r["message"],
+            int(row.get("late_messages") or 0), row.get("max_lateness_ms")))
+    return found
+
+
+def _relanded_ranges(plan: OffsetPlan, recorded: Mapping[str, list[PartitionLanding]]) -> OffsetPlan:
+    """The recorded ranges of the re-landed topics (watermarks as planned now), refused when
+    Kafka can no longer hold as many messages as the ledger records."""
+    planned = {(r.topic, r.partition): r for r in plan.ranges}
+    ranges, short = [], []
+    for topic in plan.topics:
+        for e in recorded.get(topic, []):
+            now = planned.get((topic, e.partition))
+            low, high = (now.low_watermark, now.high_watermark) if now else (e.planned_start, e.planned_end)
+            most = max(0, e.planned_end - max(e.planned_start, low))
+            if most < e.landed_count:
+                short.append(f"{topic}/{e.partition}: Kafka now holds at most {most} message(s) of the "
+                             f"recorded range [{e.planned_start}, {e.planned_end}) (log start offset "
+                             f"{low}), the ledger records {e.landed_count}")
+            ranges.append(PartitionRange(topic, e.partition, e.planned_start, e.planned_end, low, high))
+    if short:
+        raise LandingError(f"hour {plan.start}: re-landing would lose messages, the raw copy is kept: "
+                           + "; ".join(short))
+    return replace(plan, ranges=tuple(ranges))
+
+
+def _check_relanded_counts(kafka_rows: DataFrame, plan: OffsetPlan,
+                           recorded: Mapping[str, list[PartitionLanding]]) -> None:
+    counts = {(r["topic"], r["partition"]): r["count"]
+              for r in kafka_rows.groupBy("topic", "partition").count().collect()}
+    short = [f"{e.topic}/{e.partition}: Kafka now holds {counts.get((e.topic, e.partition), 0)} "
+             f"message(s) of the recorded range [{e.planned_start}, {e.planned_end}), the ledger "
+             f"records {e.landed_count}"
+             for topic in plan.topics for e in recorded.get(topic, [])
+             if counts.get((e.topic, e.partition), 0) < e.landed_count]
+    if short:
+        raise LandingError(f"hour {plan.start}: re-landing would lose messages, the raw copy is kept: "
+                           + "; ".join(short))
+
+
 def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str, str], run_id: str, *,
-              accept_gaps: bool = False) -> LandingSummary:
-    """Check, read, write: the whole landing of one planned hour."""
+              accept_gaps: bool = False, reland: bool = False) -> LandingSummary:
+    """Check, read, write: the whole landing of one planned hour (see the module docstring)."""
     ensure_tables(spark)
-    notes = check_continuity(plan, ledger_neighbours(spark, plan), accept_gaps=accept_gaps)
+    recorded = recorded_hour(spark, plan.hour, plan.topics)
+    if accept_gaps and recorded:
+        held = sum(e.landed_count for entries in recorded.values() for e in entries)
+        raise LandingError(
+            f"--accept-retention-gap is for hours never landed: hour {plan.start} of "
+            f"{', '.join(sorted(recorded))} is landed ({held} messages); a re-run keeps that copy")
+    kept = {} if reland else recorded
+    fresh = tuple(t for t in plan.topics if t not in kept)
+    kept_entries = [e for topic in sorted(kept) for e in kept[topic]]
+    if kept:
+        log.info("hour %s: %s already landed; keeping the raw copy (reland to read Kafka again)",
+                 plan.start, ", ".join(sorted(kept)))
+    if not fresh:
+        return LandingSummary(plan.hour, run_id, sum(e.landed_count for e in kept_entries),
+                              tuple(kept_entries))
+    work = replace(plan, topics=fresh, ranges=tuple(r for r in plan.ranges if r.topic in fresh))
+    relanded = {t: recorded[t] for t in fresh if t in recorded}
+    neighbours = ledger_neighbours(spark, work)
+    if relanded:
+        again = _relanded_ranges(replace(work, topics=tuple(relanded)), relanded)
+        new = anchor_to_ledger(replace(work, topics=tuple(t for t in fresh if t not in relanded),
+                                       ranges=tuple(r for r in work.ranges if r.topic not in relanded)),
+                               neighbours)
+        work = replace(work, ranges=again.ranges + new.ranges)
+    else:
+        work = anchor_to_ledger(work, neighbours)
+    notes = check_continuity(work, neighbours, accept_gaps=accept_gaps)
     for (topic, partition), note in sorted(notes.items()):
         log.warning("%s/%s hour %s: %s", topic, partition, plan.start, note)
-    raw = to_raw_messages(read_planned_messages(spark, plan, kafka_options), plan.hour, run_id)
-    write_raw_messages(spark, raw, plan.hour, plan.topics)
-    entries = ledger_rows(plan, landed_offsets(spark, plan.hour, plan.topics), run_id, notes, accept_gaps)
-    write_ledger(spark, plan, entries, run_id)
-    return LandingSummary(plan.hour, run_id, sum(e.landed_count for e in entries), tuple(entries))
+    if accept_gaps:  # the accepted loss: read from the first offset Kafka still holds
+        work = replace(work, ranges=tuple(
+            replace(r, start=r.low_watermark, end=max(r.end, r.low_watermark)) if r.start < r.low_watermark
+            else r for r in work.ranges))
+    kafka_rows = read_planned_messages(spark, work, kafka_options)
+    if relanded:
+        _check_relanded_counts(kafka_rows, work, relanded)
+    write_raw_messages(spark, to_raw_messages(kafka_rows, plan.hour, run_id), plan.hour, work.topics)
+    entries = ledger_rows(work, landed_offsets(spark, plan.hour, work.topics), run_id, notes, accept_gaps)
+    write_ledger(spark, work, entries, run_id)
+    every = [*kept_entries, *entries]
+    return LandingSummary(plan.hour, run_id, sum(e.landed_count for e in every), tuple(every))
+
+
+def skip_hour(spark: SparkSession, plan: OffsetPlan, run_id: str, reason: str) -> LandingSummary:
+    """Record ``plan``'s hour as skipped: an empty range where the previous hour ended, so the
+    hour's offsets land in the next hour. Refused for an hour already landed."""
+    if not reason.strip():
+        raise LandingError("skipping an hour needs a reason; it is recorded in ops.offset_ledger")
+    ensure_tables(spark)
+    recorded = recorded_hour(spark, plan.hour, plan.topics)
+    if recorded:
+        raise LandingError(f"hour {plan.start} of {', '.join(sorted(recorded))} is landed already; "
+                           "only an hour never landed can be skipped")
+    neighbours = ledger_neighbours(spark, plan)
+    anchored = anchor_to_ledger(plan, neighbours)
+    check_continuity(anchored, neighbours)  # no hole before it
+    entries = [PartitionLanding(r.topic, r.partition, r.start, r.start, 0, None, None, STATUS_SKIPPED,
+                                reason) for r in anchored.ranges]
+    write_ledger(spark, anchored, entries, run_id)
+    return LandingSummary(plan.hour, run_id, 0, tuple(entries))
 
 
 def ledger_discontinuities(spark: SparkSession, topics: Sequence[str] | None = None) -> list[dict]:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
-from spark_jobs.cli_args import hour_text, job_parser
-from spark_jobs.land import LandingSummary, land_hour
+from spark_jobs.cli_args import add_landing_options, hour_text, job_parser
+from spark_jobs.land import LandingSummary, land_hour, skip_hour
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
@@ -39,9 +39,10 @@ def plan_hour(config: PipelineConfig, hour: dt.datetime, topics: tuple[str, ...]
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,
-        plan: OffsetPlan | None = None, *,
-        topics: tuple[str, ...] | None = None, accept_gaps: bool = False) -> LandingSummary:
-    """Land ``hour``: with ``plan`` (an ``OffsetPlan``) as given, else planned here."""
+        plan: OffsetPlan | None = None, *, topics: tuple[str, ...] | None = None,
+        accept_gaps: bool = False, reland: bool = False, skip: str | None = None) -> LandingSummary:
+    """Land ``hour`` (or, with ``skip``, record it as skipped for that reason): with ``plan`` (an
+    ``OffsetPlan``) as given, else planned here."""
     from cdclake.exceptions import LandingError
     from cdclake.kafka_settings import kafka_client_config, spark_kafka_options
 
@@ -49,8 +50,10 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
     if plan.hour != hour:
         raise LandingError(f"the offset plan is for hour {plan.start}, not {hour_text(hour)}; "
                            "pass the plan made for this run's data interval")
+    if skip is not None:
+        return skip_hour(spark, plan, run_id, skip)
     return land_hour(spark, plan, spark_kafka_options(kafka_client_config(config)), run_id,
-                     accept_gaps=accept_gaps)
+                     accept_gaps=accept_gaps, reland=reland)
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
@@ -58,8 +61,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--plan-file", type=Path, help="offset plan JSON file (cdclake.offsets.OffsetPlan)")
     source.add_argument("--plan-json", help="offset plan as JSON text")
-    parser.add_argument("--accept-retention-gap", action="store_true",
-                        help="land even though Kafka lost offsets of this hour; the ledger records the gap")
+    add_landing_options(parser)
     args = parser.parse_args(argv)
     from cdclake.offsets import OffsetPlan
     from spark_jobs.session import job_session
@@ -70,7 +72,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     elif args.plan_json:
         plan = OffsetPlan.from_json(args.plan_json)
     with job_session(args.config, f"cdclake-land-{hour_text(args.hour)}", spark) as (config, spark):
-        summary = run(spark, config, args.hour, args.run_id, plan, accept_gaps=args.accept_retention_gap)
+        summary = run(spark, config, args.hour, args.run_id, plan, accept_gaps=args.accept_retention_gap,
+                      reland=args.reland, skip=args.skip)
         print(json.dumps(summary_dict(summary)))
         return 0
 

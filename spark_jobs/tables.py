@@ -47,7 +47,9 @@ OFFSET_LEDGER_DDL = """
     run_id string NOT NULL,
     status string NOT NULL,
     message string,
-    recorded_at timestamp
+    recorded_at timestamp,
+    late_messages bigint,
+    max_lateness_ms bigint
 """
 
 QUARANTINE_DDL = """

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from cdclake.exceptions import CdclakeError, ConfigError, LandingError
+from spark_jobs.cli_args import add_landing_options
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
@@ -43,8 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--run-id", help="run id recorded with the rows (default manual__<now>)")
     p.add_argument("--topic", action="append", dest="topics",
                    help="land only this topic (repeatable; default: the configured topics)")
-    p.add_argument("--accept-retention-gap", action="store_true",
-                   help="land even though Kafka lost offsets of this hour; the ledger records the gap")
+    add_landing_options(p)
     p.set_defaults(handler=_land)
 
 
@@ -143,7 +143,7 @@ def _land(args: argparse.Namespace) -> int:
     spark = connect(config, "cdclake-land")
     try:
         summary = run(spark, config, hour, run_id, topics=tuple(args.topics) if args.topics else None,
-                      accept_gaps=args.accept_retention_gap)
+                      accept_gaps=args.accept_retention_gap, reland=args.reland, skip=args.skip)
     finally:
         spark.stop()
     json.dump(summary_dict(summary), sys.stdout)

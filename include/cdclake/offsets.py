@@ -1,27 +1,32 @@
 """Offset planning: which Kafka offsets make up one landing hour, and are they all still there.
 
-An hour ``[start, end)`` of a topic-partition is the offset range
-``[offset_for_time(start), offset_for_time(end))``, where ``offset_for_time(T)`` is the earliest
-offset whose timestamp is >= T (Kafka's ``offsetsForTimes``), or the high watermark when no
-message is that recent. The same function gives one hour's end and the next hour's start, so
-consecutive hours are contiguous by construction.
+Planning by time: for a topic-partition, ``offset_for_time(T)`` is the earliest offset whose
+timestamp is >= T (Kafka's ``offsetsForTimes``), or the high watermark when no message is that
+recent. The plan of an hour ``[start, end)`` is ``[offset_for_time(start), offset_for_time(end))``.
 
-Landing is by offset range derived from time: with CreateTime timestamps that are not monotonic
-within a partition, a late message (old timestamp, new offset) lands in the hour its offset falls
-in, not the hour its timestamp names. Offsets before ``offset_for_time(start)`` all carry
-timestamps before ``start``; that is what makes the retention check below sound.
+Landing by the ledger: time only decides where an hour *ends*, and where the first hour of a
+topic starts. :func:`anchor_to_ledger` makes every other range start where the offset ledger says
+the previous landed hour of that partition ended, so consecutive hours meet by construction
+whatever was written after an hour was planned:
 
-Transactions: commit/abort markers take offsets and carry the *broker's* clock. A transactional
-producer that sets old CreateTimes therefore sees its messages land in the hour of the commit
-marker (the first offset at or after the next hour's start may be that marker). Producers that use
-the current time are unaffected. Offsets of markers and aborted messages are inside the planned
-ranges but never land (``read_committed``), so landed counts can be below ``end - start``.
+- a straggler (a CreateTime inside an hour, written after that hour was landed: producer retries,
+  a lagging clock) lands in the next hour, which records it as late (``late_messages``,
+  ``max_lateness_ms`` in the ledger);
+- a partition the topic gained after its first landed hour starts at its first offset (its
+  messages may carry any timestamp);
+- an hour whose previous hour is not landed is refused (:func:`check_continuity`), naming the
+  missing hour: it is filled first (a backfill runs hours in order) or recorded as skipped, and a
+  skipped hour's offsets land in the hour after it.
+
+Transactions: commit/abort markers take offsets and carry the *broker's* clock. Offsets of
+markers and aborted messages are inside the ranges but never land (``read_committed``), so landed
+counts can be below ``end - start``.
 
 Retention: ``offsetsForTimes`` on a truncated log answers with the first offset still held, so a
 deleted hour plans as an empty range. :func:`check_continuity` therefore compares each range with
-the low watermark *and* with the offset ledger (the record of what earlier hours landed): a range
-that begins at the log start offset while the ledger cannot account for the offsets before it
-means messages of this hour may be gone, and landing fails naming them.
+the low watermark *and* with the ledger: a range that begins at the log start offset while the
+ledger cannot account for the offsets before it means messages of this hour may be gone, and
+landing fails naming them.
 
 The plan is a JSON-serialisable dataclass (Airflow XCom, a CLI argument, a file).
 """
@@ -31,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from cdclake.exceptions import (
@@ -204,21 +209,60 @@ class LedgerNeighbours:
     next_start: int | None = None  # planned_start of the hour just after, if landed
 
 
+def anchor_to_ledger(plan: OffsetPlan,
+                     neighbours: Mapping[tuple[str, int], LedgerNeighbours]) -> OffsetPlan:
+    """``plan`` with each range continuing the ledger: it starts where the previous landed hour of
+    its partition ended (a partition new to a topic the ledger knows: at its first offset), and
+    ends where the next landed hour starts, if that one is landed already."""
+    known_topics = {topic for topic, _partition in neighbours}
+    ranges = []
+    for r in plan.ranges:
+        around = neighbours.get((r.topic, r.partition))
+        start, end = r.start, r.end
+        if around is not None and around.previous_end is not None:
+            start = around.previous_end
+        elif around is None and r.topic in known_topics:
+            start = r.low_watermark
+        if around is not None and around.next_start is not None:
+            end = around.next_start
+        ranges.append(replace(r, start=start, end=max(start, end)))
+    return replace(plan, ranges=tuple(ranges))
+
+
+def _hole(plan: OffsetPlan, around: LedgerNeighbours) -> str | None:
+    """The hours missing between the latest landed hour before this one and this one."""
+    if around.previous_end is not None or around.latest_hour is None:
+        return None
+    first = dt.datetime.fromisoformat(around.latest_hour.replace("Z", "+00:00")) + dt.timedelta(hours=1)
+    last = _utc(plan.hour) - dt.timedelta(hours=1)
+    missing = (f"hour {_iso(first)} is not landed" if first == last
+               else f"hours {_iso(first)} .. {_iso(last)} are not landed")
+    return (f"{missing} (the latest landed hour before this one is {around.latest_hour}): land the "
+            f"hours in order (`cdclake land --hour {first:%Y-%m-%dT%H}`, `cdclake run` or a backfill "
+            f"from there), or record one as skipped (`cdclake land --hour H --skip REASON`)")
+
+
 def check_continuity(plan: OffsetPlan, neighbours: Mapping[tuple[str, int], LedgerNeighbours], *,
                      accept_gaps: bool = False) -> dict[tuple[str, int], str]:
     """Check ``plan`` against the low watermarks and the ledger; returns notes per partition.
 
     Fails with :class:`RetentionGapError` when offsets this hour may own are no longer held by
-    Kafka, and with :class:`OffsetContinuityError` when the range does not start where the previous
-    landed hour ended. ``accept_gaps`` (an operator's explicit decision) turns both into notes.
-    A mismatch with the *next* landed hour is only a note: that hour needs a rerun.
+    Kafka, and with :class:`OffsetContinuityError` when the previous hour is not landed (a hole)
+    or the range does not start where it ended. ``accept_gaps`` (an operator's explicit decision)
+    turns retention and range mismatches into notes; a hole is never accepted. A mismatch with
+    the *next* landed hour is only a note: that hour needs a rerun.
     """
     retention: list[str] = []
     continuity: list[str] = []
+    holes: list[str] = []
     notes: dict[tuple[str, int], str] = {}
     for r in plan.ranges:
         around = neighbours.get((r.topic, r.partition), LedgerNeighbours())
         where = f"{r.topic}/{r.partition}"
+        hole = _hole(plan, around)
+        if hole:
+            holes.append(f"{where}: {hole}")
+            continue
         problem = _retention_problem(r, around)
         if problem:
             retention.append(f"{where}: {problem}")
@@ -239,6 +283,8 @@ def check_continuity(plan: OffsetPlan, neighbours: Mapping[tuple[str, int], Ledg
                     f"hour ends at {r.end}: rerun the next hour")
             notes[(r.topic, r.partition)] = "; ".join(filter(None, [notes.get((r.topic, r.partition)), text]))
     hour = f"hour {plan.start}"
+    if holes:
+        raise OffsetContinuityError(f"{hour}: the hours before it are not all landed: " + "; ".join(holes))
     if retention and not accept_gaps:
         raise RetentionGapError(
             f"{hour}: Kafka no longer holds offsets this hour may own (retention or delete_records): "

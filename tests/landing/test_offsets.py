@@ -19,6 +19,7 @@ from cdclake.offsets import (
     LedgerNeighbours,
     OffsetPlan,
     PartitionRange,
+    anchor_to_ledger,
     check_continuity,
     plan_offset_ranges,
 )
@@ -112,14 +113,30 @@ def test_continuity_mismatch_with_next_hour_is_a_note() -> None:
                                "rerun the next hour"}
 
 
+def test_ranges_are_anchored_to_the_ledger() -> None:
+    plan = OffsetPlan("2024-03-01T11:00:00Z", "2024-03-01T12:00:00Z", (
+        PartitionRange("t", 0, 7, 9, 0, 9),    # the previous hour ended at 5: starts there
+        PartitionRange("t", 1, 4, 4, 0, 6),    # new to the topic: from its first offset, to its time end
+        PartitionRange("t", 2, 3, 8, 0, 8),    # the next hour is landed and starts at 6
+        PartitionRange("u", 0, 2, 3, 0, 3),    # a topic the ledger does not know: by time
+    ), topics=("t", "u"))
+    anchored = anchor_to_ledger(plan, {
+        ("t", 0): LedgerNeighbours(previous_end=5, latest_end=5, latest_hour="2024-03-01T10:00:00Z"),
+        ("t", 2): LedgerNeighbours(next_start=6)})
+    assert [(r.topic, r.partition, r.start, r.end) for r in anchored.ranges] == [
+        ("t", 0, 5, 9), ("t", 1, 0, 4), ("t", 2, 3, 6), ("u", 0, 2, 3)]
+
+
 def test_retention_gaps_are_named() -> None:
     # range starts at the log start offset and the ledger's previous hour ended before it
     with pytest.raises(RetentionGapError, match=r"t/0: offsets \[4, 6\) are gone \(log start offset 6\)"):
         check_continuity(_one(6, 6, 6), {("t", 0): LedgerNeighbours(previous_end=4, latest_end=4)})
-    # an earlier (not adjacent) landed hour ended before the log start
-    with pytest.raises(RetentionGapError, match=r"offsets \[2, 6\) are gone .* hour 2024-03-01T08:00:00Z"):
+    # the latest landed hour is not the previous one: a hole, whatever Kafka still holds
+    with pytest.raises(OffsetContinuityError, match=r"t/0: hours 2024-03-01T09:00:00Z \.\. "
+                                                    r"2024-03-01T10:00:00Z are not landed"):
         check_continuity(_one(6, 8, 6), {("t", 0): LedgerNeighbours(latest_end=2,
-                                                                     latest_hour="2024-03-01T08:00:00Z")})
+                                                                     latest_hour="2024-03-01T08:00:00Z")},
+                         accept_gaps=True)
     # nothing in the ledger accounts for the deleted offsets
     with pytest.raises(RetentionGapError, match=r"offsets before 6 are gone"):
         check_continuity(_one(6, 6, 6), {})

@@ -1,0 +1,173 @@
+"""No hour silently skipped, against the real broker: ranges continue the ledger (stragglers and
+partitions added late land in the next hour, with their lateness), holes are refused until filled
+or skipped, and re-runs keep the raw copy unless a re-land is asked for and holds everything."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions
+
+from cdclake.exceptions import LandingError, OffsetContinuityError
+from spark_jobs.land import ledger_discontinuities, skip_hour
+from spark_jobs.land_job import plan_hour, run
+from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES
+from tests.landing.kafka_helpers import HOUR, Record, make_topic, send
+
+pytestmark = pytest.mark.slow
+
+H0 = dt.datetime(2023, 8, 20, 10)  # hours of these tests only
+M = dt.timedelta(minutes=1)
+
+
+def _land(spark, config, topic: str, hour: dt.datetime, run_id: str = "run-1", *,
+          now: dt.datetime | None = None, **options):
+    return run(spark, config, hour, run_id, plan_hour(config, hour, (topic,), now=now), **options)
+
+
+def _raw(spark, topic: str) -> list[tuple]:
+    rows = spark.table(RAW_MESSAGES).where(f"topic = '{topic}'").collect()
+    return sorted((r["partition"], r["offset"], bytes(r["value"]), r["landed_hour"], r["run_id"])
+                  for r in rows)
+
+
+def _ledger(spark, topic: str) -> list[tuple]:
+    rows = spark.table(OFFSET_LEDGER).where(f"topic = '{topic}'").collect()
+    return sorted((r["partition"], r["landed_hour"], r["planned_start"], r["planned_end"], r["landed_count"],
+                   r["status"], r["late_messages"], r["max_lateness_ms"]) for r in rows)
+
+
+def test_a_straggler_written_after_its_hour_landed_lands_in_the_next_hour(spark, config,
+                                                                         kafka_bootstrap) -> None:
+    topic = make_topic(kafka_bootstrap, "integrity.straggler")
+    send(kafka_bootstrap, topic, [Record(0, H0 + M, None, b"a"), Record(0, H0 + 30 * M, None, b"b")])
+    # The first hour is planned while nothing newer exists: it ends at the high watermark (2).
+    _land(spark, config, topic, H0)
+    # A producer retry writes a message stamped inside the first hour, after it was landed.
+    send(kafka_bootstrap, topic, [Record(0, H0 + 59 * M, None, b"late"),
+                                  Record(0, H0 + HOUR + 5 * M, None, b"c")])
+    summary = _land(spark, config, topic, H0 + HOUR)
+    assert summary.messages == 2
+    assert _raw(spark, topic) == [(0, 0, b"a", H0, "run-1"), (0, 1, b"b", H0, "run-1"),
+                                  (0, 2, b"late", H0 + HOUR, "run-1"), (0, 3, b"c", H0 + HOUR, "run-1")]
+    # The ledger balances (2 + 2 messages, ranges meet) and names the lateness: one message,
+    # stamped 1 minute before its landing hour.
+    assert _ledger(spark, topic) == [(0, H0, 0, 2, 2, "landed", 0, None),
+                                     (0, H0 + HOUR, 2, 4, 2, "landed", 1, 60_000)]
+    assert ledger_discontinuities(spark, [topic]) == []
+
+
+def test_a_partition_added_after_planning_with_old_timestamps_is_landed(spark, config,
+                                                                        kafka_bootstrap) -> None:
+    topic = make_topic(kafka_bootstrap, "integrity.partition")
+    send(kafka_bootstrap, topic, [Record(0, H0 + M, None, b"p0")])
+    _land(spark, config, topic, H0)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.create_partitions([NewPartitions(topic, 2)])[topic].result(30)
+    # The new partition holds a message stamped inside the hour already landed.
+    send(kafka_bootstrap, topic, [Record(1, H0 + 10 * M, None, b"p1-old"),
+                                  Record(1, H0 + HOUR + M, None, b"p1-new")])
+    _land(spark, config, topic, H0 + HOUR)
+    assert [(p, o, v, h) for p, o, v, h, _ in _raw(spark, topic)] == [
+        (0, 0, b"p0", H0), (1, 0, b"p1-old", H0 + HOUR), (1, 1, b"p1-new", H0 + HOUR)]
+    assert _ledger(spark, topic)[-1] == (1, H0 + HOUR, 0, 2, 2, "landed", 1, 50 * 60_000)
+
+
+def test_a_missed_hour_is_refused_until_filled_then_tables_equal_an_uninterrupted_run(
+        spark, config, kafka_bootstrap) -> None:
+    records = [Record(0, H0 + i * HOUR + M, None, f"h{i}".encode()) for i in range(3)]
+    interrupted = make_topic(kafka_bootstrap, "integrity.hole")
+    uninterrupted = make_topic(kafka_bootstrap, "integrity.whole")
+    for topic in (interrupted, uninterrupted):
+        send(kafka_bootstrap, topic, records)
+        _land(spark, config, topic, H0)
+    # The second hour failed (the broker was unreachable past its retries): the third refuses.
+    with pytest.raises(OffsetContinuityError, match=rf"{interrupted}/0: hour 2023-08-20T11:00:00Z is "
+                                                    r"not landed .*cdclake land --hour 2023-08-20T11"):
+        _land(spark, config, interrupted, H0 + 2 * HOUR)
+    assert [row[1] for row in _ledger(spark, interrupted)] == [H0]
+    for topic in (interrupted, uninterrupted):  # the backfill fills it in order
+        _land(spark, config, topic, H0 + HOUR)
+        _land(spark, config, topic, H0 + 2 * HOUR)
+
+    def values(topic: str) -> list[tuple]:
+        return [row[:4] for row in _raw(spark, topic)]
+
+    assert values(interrupted) == values(uninterrupted) == [
+        (0, i, f"h{i}".encode(), H0 + i * HOUR) for i in range(3)]
+    assert _ledger(spark, interrupted) == _ledger(spark, uninterrupted)
+
+
+def test_a_skipped_hour_is_recorded_and_its_messages_land_in_the_next(spark, config,
+                                                                      kafka_bootstrap) -> None:
+    topic = make_topic(kafka_bootstrap, "integrity.skip")
+    send(kafka_bootstrap, topic, [Record(0, H0 + i * HOUR + M, None, f"h{i}".encode()) for i in range(3)])
+    _land(spark, config, topic, H0)
+    skip_hour(spark, plan_hour(config, H0 + HOUR, (topic,)), "run-skip", "source database under repair")
+    _land(spark, config, topic, H0 + 2 * HOUR)
+    ledger = spark.table(OFFSET_LEDGER).where(f"topic = '{topic}'").orderBy("landed_hour").collect()
+    assert [(r["landed_hour"], r["planned_start"], r["planned_end"], r["status"], r["message"])
+            for r in ledger] == [
+        (H0, 0, 1, "landed", None),
+        (H0 + HOUR, 1, 1, "skipped", "source database under repair"),
+        (H0 + 2 * HOUR, 1, 3, "landed", None)]
+    assert [(o, v, h) for _, o, v, h, _ in _raw(spark, topic)] == [
+        (0, b"h0", H0), (1, b"h1", H0 + 2 * HOUR), (2, b"h2", H0 + 2 * HOUR)]
+
+
+def _compact_away(bootstrap: str, topic: str, before: int) -> None:
+    """What a log cleaner or retention does to the offsets below ``before``."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.delete_records([TopicPartition(topic, 0, before)]).values():
+        future.result(30)
+
+
+def test_re_runs_keep_the_raw_copy_and_a_short_re_land_is_refused(spark, config, kafka_bootstrap) -> None:
+    topic = make_topic(kafka_bootstrap, "integrity.rerun")
+    send(kafka_bootstrap, topic, [Record(0, H0 + i * M, None, f"m{i}".encode()) for i in range(3)]
+         + [Record(0, H0 + HOUR + M, None, b"next")])
+    _land(spark, config, topic, H0)
+    landed = _raw(spark, topic)
+    _compact_away(kafka_bootstrap, topic, 2)  # Kafka no longer holds offsets 0 and 1
+    # A plain re-run (Airflow clear, a new run) keeps what was landed: no Kafka read, no write.
+    summary = _land(spark, config, topic, H0, "run-2")
+    assert summary.messages == 3
+    assert _raw(spark, topic) == landed
+    # --accept-retention-gap is for hours never landed: it would replace a complete copy.
+    with pytest.raises(LandingError, match=r"--accept-retention-gap .* never landed.*\(3 messages\)"):
+        _land(spark, config, topic, H0, "run-3", accept_gaps=True)
+    # A re-land reads the recorded range again and refuses to hold fewer messages than recorded.
+    with pytest.raises(LandingError, match=rf"{topic}/0: .*1 message.* ledger records 3"):
+        _land(spark, config, topic, H0, "run-4", reland=True)
+    assert _raw(spark, topic) == landed
+    # The next hour continues where the landed one ended.
+    _land(spark, config, topic, H0 + HOUR)
+    assert _raw(spark, topic)[-1][:4] == (0, 3, b"next", H0 + HOUR)
+
+
+def test_a_re_land_that_holds_everything_replaces_the_copy(spark, config, kafka_bootstrap) -> None:
+    topic = make_topic(kafka_bootstrap, "integrity.reland")
+    send(kafka_bootstrap, topic, [Record(0, H0 + M, None, b"a"), Record(0, H0 + 2 * M, None, b"b")])
+    _land(spark, config, topic, H0)
+    _land(spark, config, topic, H0, "run-2", reland=True)
+    assert [(o, v, r) for _, o, v, _, r in _raw(spark, topic)] == [(0, b"a", "run-2"), (1, b"b", "run-2")]
+
+
+def test_plan_and_land_read_the_same_kafka_settings_from_the_connection(
+        spark, config, kafka_bootstrap, kafka_sasl_settings, monkeypatch) -> None:
+    """The file names an unreachable broker; the Airflow connection (SASL, with a password) the
+    real one: planning and landing both succeed, so both read the connection."""
+    import dataclasses
+
+    from cdclake.kafka_settings import kafka_client_config
+
+    topic = make_topic(kafka_bootstrap, "integrity.settings")
+    send(kafka_bootstrap, topic, [Record(0, H0 + M, None, b"x")])
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_DEFAULT",
+                       json.dumps({"conn_type": "kafka", "extra": kafka_sasl_settings}))
+    elsewhere = dataclasses.replace(config, bootstrap_servers="localhost:1", kafka_options={})
+    assert kafka_client_config(elsewhere) == kafka_sasl_settings
+    assert _land(spark, elsewhere, topic, H0).messages == 1
