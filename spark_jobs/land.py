@@ -79,9 +79,11 @@ def _hour_filter(hour: dt.datetime, topics: Sequence[str]) -> Column:
     return (F.col("landed_hour") == F.lit(hour)) & F.col("topic").isin(list(topics))
 
 
-def read_planned_messages(spark: SparkSession, plan: OffsetPlan,
-                          kafka_options: Mapping[str, str]) -> DataFrame:
-    """The planned ranges as Spark Kafka-source rows (empty partitions are not read at all)."""
+def read_planned_messages(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str, str],
+                          fail_on_data_loss: bool = True) -> DataFrame:
+    """The planned ranges as Spark Kafka-source rows (empty partitions are not read at all).
+    Without ``fail_on_data_loss`` offsets Kafka no longer holds are skipped (a re-land counts
+    what it read against the ledger instead)."""
     ranges = [r for r in plan.ranges if not r.is_empty]
     if not ranges:
         return spark.createDataFrame([], _kafka_source_schema())
@@ -102,7 +104,7 @@ def read_planned_messages(spark: SparkSession, plan: OffsetPlan,
             .option("includeHeaders", "true")
             .option("kafka.isolation.level", "read_committed")
             # Deleted offsets were ruled out by the plan check; any still missing now is an error.
-            .option("failOnDataLoss", "true")
+            .option("failOnDataLoss", str(fail_on_data_loss).lower())
             .load())
 
 
@@ -331,7 +333,7 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
         work = replace(work, ranges=tuple(
             replace(r, start=r.low_watermark, end=max(r.end, r.low_watermark)) if r.start < r.low_watermark
             else r for r in work.ranges))
-    kafka_rows = read_planned_messages(spark, work, kafka_options)
+    kafka_rows = read_planned_messages(spark, work, kafka_options, fail_on_data_loss=not relanded)
     if relanded:
         _check_relanded_counts(kafka_rows, work, relanded)
     write_raw_messages(spark, to_raw_messages(kafka_rows, plan.hour, run_id), plan.hour, work.topics)

@@ -35,7 +35,8 @@ def plan_hour(config: PipelineConfig, hour: dt.datetime, topics: tuple[str, ...]
     from cdclake.offsets import plan_offset_ranges
 
     names = topics or tuple(t.name for t in config.topics)
-    return plan_offset_ranges(kafka_client_config(config), names, hour, hour + dt.timedelta(hours=1), now=now)
+    return plan_offset_ranges(kafka_client_config(config), names, hour, hour + dt.timedelta(hours=1), now=now,
+                              max_transaction_stall=dt.timedelta(hours=config.max_transaction_stall_hours))
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,

@@ -128,6 +128,8 @@ class PipelineConfig:
     # The hourly DAG's first data interval; the scheduler catches up from here, older hours are
     # backfills. Hour-aligned, UTC.
     start_date: dt.datetime = DEFAULT_START_DATE
+    # landing.max_transaction_stall_hours: an open transaction may hold a partition back this long.
+    max_transaction_stall_hours: float = 2.0
 
     def topic(self, name: str) -> TopicConfig:
         for topic in self.topics:
@@ -208,6 +210,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         maintenance=_maintenance(raw.get("maintenance") or {}),
         start_date=_start_date(env.get("CDCLAKE_START_DATE")
                                or (raw.get("schedule") or {}).get("start_date")),
+        max_transaction_stall_hours=_stall_hours(
+            (raw.get("landing") or {}).get("max_transaction_stall_hours")),
     )
     masking.register(masking.uri_password(config.catalog_uri))
     masking.register_settings(config.kafka_options)
@@ -260,6 +264,21 @@ def _refuse_literal_secrets(raw: dict[str, Any], file: Path) -> None:
             f"{file} holds literal secrets in {', '.join(found)}: write ${{NAME}} there and set the "
             "environment variable NAME (or keep Kafka credentials in the Airflow connection "
             "kafka.airflow_conn_id names); the file is not a place for passwords")
+
+
+def _stall_hours(value: object) -> float:
+    if value is None:
+        return 2.0
+    try:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        hours = float(str(value))
+    except ValueError:
+        raise ConfigError("landing.max_transaction_stall_hours must be a number of hours, "
+                          f"got {value!r}") from None
+    if hours <= 0:
+        raise ConfigError("landing.max_transaction_stall_hours must be more than 0")
+    return hours
 
 
 def _start_date(value: object) -> dt.datetime:

@@ -39,5 +39,9 @@ class OffsetContinuityError(LandingError):
     """An hour's range does not start where the previous landed hour ended (gap or overlap)."""
 
 
+class TransactionStalledError(LandingError):
+    """A transaction left open holds a partition's last stable offset still past the allowed stall."""
+
+
 class GateFailed(CdclakeError):
     """A quality gate found data that must not be published; the message lists what failed."""

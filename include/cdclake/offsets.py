@@ -20,7 +20,10 @@ whatever was written after an hour was planned:
 
 Transactions: commit/abort markers take offsets and carry the *broker's* clock. Offsets of
 markers and aborted messages are inside the ranges but never land (``read_committed``), so landed
-counts can be below ``end - start``.
+counts can be below ``end - start``. An open transaction holds the last stable offset still, and
+every hour would land short of it while looking green: when the first message it holds back is
+older than ``landing.max_transaction_stall_hours`` at the hour's end, planning fails naming the
+partition (:class:`TransactionStalledError`).
 
 Retention: ``offsetsForTimes`` on a truncated log answers with the first offset still held, so a
 deleted hour plans as an empty range. :func:`check_continuity` therefore compares each range with
@@ -45,6 +48,7 @@ from cdclake.exceptions import (
     OffsetContinuityError,
     RetentionGapError,
     TopicNotFoundError,
+    TransactionStalledError,
 )
 
 if TYPE_CHECKING:
@@ -126,9 +130,12 @@ class OffsetPlan:
             raise LandingError(f"offset plan is not valid JSON: {exc}") from None
 
 
+DEFAULT_TRANSACTION_STALL = dt.timedelta(hours=2)
+
+
 def plan_offset_ranges(settings: Mapping[str, str], topics: Sequence[str], start: dt.datetime,
-                       end: dt.datetime, *, now: dt.datetime | None = None,
-                       timeout_s: float = TIMEOUT_S) -> OffsetPlan:
+                       end: dt.datetime, *, now: dt.datetime | None = None, timeout_s: float = TIMEOUT_S,
+                       max_transaction_stall: dt.timedelta = DEFAULT_TRANSACTION_STALL) -> OffsetPlan:
     """Plan ``[offset_for_time(start), offset_for_time(end))`` for every partition of ``topics``.
 
     ``settings`` is a confluent-kafka client configuration (see ``cdclake.kafka_settings``).
@@ -149,6 +156,7 @@ def plan_offset_ranges(settings: Mapping[str, str], topics: Sequence[str], start
         raise LandingError("no topics to plan; list them under 'topics' in the pipeline configuration")
     consumer = Consumer({**settings, "group.id": "cdclake-offset-planner", "enable.auto.commit": False,
                          "isolation.level": "read_committed"})
+    stalls = _StallCheck(settings, end_utc, max_transaction_stall, timeout_s)
     try:
         metadata = consumer.list_topics(timeout=timeout_s)
         ranges: list[PartitionRange] = []
@@ -161,11 +169,13 @@ def plan_offset_ranges(settings: Mapping[str, str], topics: Sequence[str], start
                     f"{known}); create it or remove it from the pipeline configuration")
             ranges.extend(_plan_topic(consumer, topic, sorted(described.partitions), start_utc, end_utc,
                                       timeout_s))
+        stalls.check(ranges)
     except KafkaException as exc:
         raise LandingError(f"Kafka did not answer while planning offsets ({exc}); check that the broker "
                            f"at {settings.get('bootstrap.servers')} is reachable") from None
     finally:
         consumer.close()
+        stalls.close()
     return OffsetPlan(start=_iso(start_utc), end=_iso(end_utc), ranges=tuple(ranges),
                       planned_at=_iso(now_utc), topics=tuple(topics))
 
@@ -185,6 +195,55 @@ def _plan_topic(consumer: Consumer, topic: str, partitions: list[int], start: dt
         last = high if ends[partition] < 0 else min(ends[partition], high)
         planned.append(PartitionRange(topic, partition, first, max(first, last), low, high))
     return planned
+
+
+class _StallCheck:
+    """Finds partitions whose last stable offset an open transaction has held for too long."""
+
+    def __init__(self, settings: Mapping[str, str], end: dt.datetime, allowed: dt.timedelta,
+                 timeout_s: float) -> None:
+        self.settings, self.end, self.allowed, self.timeout_s = settings, end, allowed, timeout_s
+        self.reader: Consumer | None = None
+
+    def check(self, ranges: Sequence[PartitionRange]) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        stalled = []
+        for r in ranges:
+            if r.end < r.high_watermark:  # the hour ends before the last stable offset
+                continue
+            if self.reader is None:  # sees uncommitted messages: the log end and what is held back
+                self.reader = Consumer({**self.settings, "group.id": "cdclake-offset-planner",
+                                        "enable.auto.commit": False, "isolation.level": "read_uncommitted"})
+            tp = TopicPartition(r.topic, r.partition)
+            log_end = self.reader.get_watermark_offsets(tp, timeout=self.timeout_s, cached=False)[1]
+            if log_end <= r.high_watermark:
+                continue
+            since = self._timestamp_at(r.topic, r.partition, r.high_watermark)
+            if since is not None and self.end - since > self.allowed:
+                stalled.append(f"{r.topic}/{r.partition}: offset {r.high_watermark} (written {_iso(since)}) "
+                               f"and the {log_end - r.high_watermark - 1} offsets after it are held back "
+                               "by a transaction still open")
+        if stalled:
+            raise TransactionStalledError(
+                f"hour ending {_iso(self.end)}: the last stable offset has not moved for more than "
+                f"{self.allowed} (landing.max_transaction_stall_hours): " + "; ".join(stalled)
+                + ". Commit or abort the producer's transaction (kafka-transactions.sh), then re-run.")
+
+    def _timestamp_at(self, topic: str, partition: int, offset: int) -> dt.datetime | None:
+        from confluent_kafka import TopicPartition
+
+        assert self.reader is not None
+        self.reader.assign([TopicPartition(topic, partition, offset)])
+        message = self.reader.poll(self.timeout_s)
+        self.reader.unassign()
+        if message is None or message.error() is not None:
+            return None
+        return dt.datetime.fromtimestamp(message.timestamp()[1] / 1000, dt.UTC)
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
 
 
 def _offsets_for_time(consumer: Consumer, topic: str, partitions: list[int], epoch_ms: int,

@@ -167,3 +167,12 @@ def test_per_table_columns_reach_the_decoder_options(tmp_path: Path) -> None:
 def test_bad_per_table_columns_are_refused(tmp_path: Path, entry: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         _config(tmp_path, f"topics:\n  - name: t\n    {entry}\n")
+
+
+def test_the_transaction_stall_is_read_and_checked(tmp_path: Path) -> None:
+    assert _config(tmp_path, "topics: []\n").max_transaction_stall_hours == 2.0
+    half = _config(tmp_path, "landing:\n  max_transaction_stall_hours: 0.5\n")
+    assert half.max_transaction_stall_hours == 0.5
+    for bad in ("0", "soon", "true"):
+        with pytest.raises(ConfigError, match="landing.max_transaction_stall_hours"):
+            _config(tmp_path, f"landing:\n  max_transaction_stall_hours: {bad}\n")

@@ -8,14 +8,14 @@ import datetime as dt
 import json
 
 import pytest
-from confluent_kafka import TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
 
-from cdclake.exceptions import LandingError, OffsetContinuityError
+from cdclake.exceptions import LandingError, OffsetContinuityError, TransactionStalledError
 from spark_jobs.land import ledger_discontinuities, skip_hour
 from spark_jobs.land_job import plan_hour, run
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES
-from tests.landing.kafka_helpers import HOUR, Record, make_topic, send
+from tests.landing.kafka_helpers import HOUR, Record, epoch_ms, make_topic, send
 
 pytestmark = pytest.mark.slow
 
@@ -76,29 +76,47 @@ def test_a_partition_added_after_planning_with_old_timestamps_is_landed(spark, c
     assert _ledger(spark, topic)[-1] == (1, H0 + HOUR, 0, 2, 2, "landed", 1, 50 * 60_000)
 
 
-def test_a_missed_hour_is_refused_until_filled_then_tables_equal_an_uninterrupted_run(
-        spark, config, kafka_bootstrap) -> None:
+def test_a_broker_outage_across_an_hour_is_refused_until_filled_then_equals_an_uninterrupted_run(
+        spark, config, kafka_bootstrap, tmp_path) -> None:
+    """A broker of its own is stopped across an hour boundary and restarted."""
+    import dataclasses
+
+    from cdclake import kafka_broker
+    from cdclake.offsets import plan_offset_ranges
+
     records = [Record(0, H0 + i * HOUR + M, None, f"h{i}".encode()) for i in range(3)]
-    interrupted = make_topic(kafka_bootstrap, "integrity.hole")
     uninterrupted = make_topic(kafka_bootstrap, "integrity.whole")
-    for topic in (interrupted, uninterrupted):
-        send(kafka_bootstrap, topic, records)
-        _land(spark, config, topic, H0)
-    # The second hour failed (the broker was unreachable past its retries): the third refuses.
-    with pytest.raises(OffsetContinuityError, match=rf"{interrupted}/0: hour 2023-08-20T11:00:00Z is "
-                                                    r"not landed .*cdclake land --hour 2023-08-20T11"):
-        _land(spark, config, interrupted, H0 + 2 * HOUR)
-    assert [row[1] for row in _ledger(spark, interrupted)] == [H0]
-    for topic in (interrupted, uninterrupted):  # the backfill fills it in order
-        _land(spark, config, topic, H0 + HOUR)
-        _land(spark, config, topic, H0 + 2 * HOUR)
+    send(kafka_bootstrap, uninterrupted, records)
+    for i in range(3):
+        _land(spark, config, uninterrupted, H0 + i * HOUR)
 
-    def values(topic: str) -> list[tuple]:
-        return [row[:4] for row in _raw(spark, topic)]
+    port = kafka_broker.free_port()
+    bootstrap = kafka_broker.start(port, tmp_path)
+    outage = dataclasses.replace(config, bootstrap_servers=bootstrap, kafka_options={})
+    try:
+        topic = make_topic(bootstrap, "integrity.outage")
+        send(bootstrap, topic, records)
+        _land(spark, outage, topic, H0)
+        kafka_broker.stop(tmp_path)
+        with pytest.raises(LandingError, match="Kafka did not answer"):  # past the task's retries
+            plan_offset_ranges({"bootstrap.servers": bootstrap}, [topic], H0 + HOUR, H0 + 2 * HOUR,
+                               timeout_s=3)
+        kafka_broker.start(port, tmp_path)
+        with pytest.raises(OffsetContinuityError, match=rf"{topic}/0: hour 2023-08-20T11:00:00Z is "
+                                                        r"not landed .*cdclake land --hour 2023-08-20T11"):
+            _land(spark, outage, topic, H0 + 2 * HOUR)
+        assert [row[1] for row in _ledger(spark, topic)] == [H0]
+        _land(spark, outage, topic, H0 + HOUR)  # the backfill fills the hours in order
+        _land(spark, outage, topic, H0 + 2 * HOUR)
+    finally:
+        kafka_broker.stop(tmp_path)
 
-    assert values(interrupted) == values(uninterrupted) == [
+    def values(name: str) -> list[tuple]:
+        return [row[:4] for row in _raw(spark, name)]
+
+    assert values(topic) == values(uninterrupted) == [
         (0, i, f"h{i}".encode(), H0 + i * HOUR) for i in range(3)]
-    assert _ledger(spark, interrupted) == _ledger(spark, uninterrupted)
+    assert _ledger(spark, topic) == _ledger(spark, uninterrupted)
 
 
 def test_a_skipped_hour_is_recorded_and_its_messages_land_in_the_next(spark, config,
@@ -116,6 +134,31 @@ def test_a_skipped_hour_is_recorded_and_its_messages_land_in_the_next(spark, con
         (H0 + 2 * HOUR, 1, 3, "landed", None)]
     assert [(o, v, h) for _, o, v, h, _ in _raw(spark, topic)] == [
         (0, b"h0", H0), (1, b"h1", H0 + 2 * HOUR), (2, b"h2", H0 + 2 * HOUR)]
+
+
+def test_an_open_transaction_fails_the_hour_after_the_configured_stall(spark, config,
+                                                                       kafka_bootstrap) -> None:
+    topic = make_topic(kafka_bootstrap, "integrity.txn")
+    send(kafka_bootstrap, topic, [Record(0, H0 + M, None, b"before")])
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"{topic}-producer",
+                         "transaction.timeout.ms": 600_000})
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    producer.produce(topic, value=b"open", partition=0, timestamp=epoch_ms(H0 + 10 * M))
+    producer.flush(30)
+    send(kafka_bootstrap, topic, [Record(0, H0 + HOUR + 5 * M, None, b"after-1"),
+                                  Record(0, H0 + 2 * HOUR + 5 * M, None, b"after-2")])
+    try:
+        # Within the allowed stall (2 hours): the hours land up to the last stable offset.
+        assert [_land(spark, config, topic, H0 + i * HOUR).messages for i in range(2)] == [1, 0]
+        stalled = rf"{topic}/0: offset 1 \(written 2023-08-20T10:10:00Z\) and the 2 offsets after it"
+        with pytest.raises(TransactionStalledError, match=stalled):
+            _land(spark, config, topic, H0 + 2 * HOUR)
+    finally:
+        producer.abort_transaction(60)
+    _land(spark, config, topic, H0 + 2 * HOUR)  # the transaction is over: nothing was lost
+    assert [row[1:4] for row in _raw(spark, topic)] == [
+        (0, b"before", H0), (2, b"after-1", H0 + 2 * HOUR), (3, b"after-2", H0 + 2 * HOUR)]
 
 
 def _compact_away(bootstrap: str, topic: str, before: int) -> None:
@@ -146,6 +189,55 @@ def test_re_runs_keep_the_raw_copy_and_a_short_re_land_is_refused(spark, config,
     # The next hour continues where the landed one ended.
     _land(spark, config, topic, H0 + HOUR)
     assert _raw(spark, topic)[-1][:4] == (0, 3, b"next", H0 + HOUR)
+
+
+def _compacted_topic(bootstrap: str) -> str:
+    """A compacted topic whose segments roll at once, so that the cleaner can run within seconds."""
+    import uuid
+
+    from confluent_kafka.admin import NewTopic
+
+    name = f"integrity.compacted.{uuid.uuid4().hex[:8]}"
+    settings = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
+                "min.compaction.lag.ms": "0", "delete.retention.ms": "100"}
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, 1, 1, config=settings)])[name].result(30)
+    return name
+
+
+def _held(bootstrap: str, topic: str, end: int) -> int:
+    """How many messages Kafka still holds in offsets [0, end)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "integrity-held",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    held = 0
+    while (message := consumer.poll(5)) is not None and (message.offset() or 0) < end:
+        held += 1
+    consumer.close()
+    return held
+
+
+def test_a_compacted_topic_keeps_its_raw_copy_and_refuses_a_re_land(spark, config, kafka_bootstrap) -> None:
+    import time
+
+    topic = _compacted_topic(kafka_bootstrap)
+    send(kafka_bootstrap, topic, [Record(0, H0 + i * M, b"k", f"v{i}".encode()) for i in range(3)])
+    _land(spark, config, topic, H0)
+    landed = _raw(spark, topic)
+    # Later messages roll the segment; the log cleaner then keeps only the last value of key k.
+    deadline = time.monotonic() + 120
+    while _held(kafka_bootstrap, topic, 3) > 1:
+        assert time.monotonic() < deadline, "the log cleaner did not compact the topic within 2 minutes"
+        send(kafka_bootstrap, topic, [Record(0, H0 + HOUR + M, b"other", b"x")])
+        time.sleep(2)
+    assert _land(spark, config, topic, H0, "run-2").messages == 3  # the raw copy is kept
+    assert _raw(spark, topic) == landed
+    with pytest.raises(LandingError, match=rf"{topic}/0: Kafka now holds 1 message\(s\) of the recorded "
+                                           r"range \[0, 3\), the ledger records 3"):
+        _land(spark, config, topic, H0, "run-3", reland=True)
+    assert _raw(spark, topic) == landed
 
 
 def test_a_re_land_that_holds_everything_replaces_the_copy(spark, config, kafka_bootstrap) -> None:
