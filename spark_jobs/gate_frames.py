@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from spark_jobs.formats.errors import DECODER_ERROR
 from spark_jobs.normalize import STAGE as NORMALIZE_STAGE
 from spark_jobs.normalize import table_ref
 from spark_jobs.tables import CHANGELOG, OFFSET_LEDGER, QUARANTINE, RAW_MESSAGES, RUN_STATS
@@ -96,9 +97,11 @@ def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
                  .groupBy(F.col("kafka_topic").alias("topic")).agg(F.count(F.lit(1)).alias("changelog_rows")))
     quarantine = (spark.table(table_ref(QUARANTINE, branch)).where(_at_hour(hour))
                   .groupBy(F.col("kafka_topic").alias("topic"))
-                  .agg(F.count(F.lit(1)).alias("quarantine_rows")))
+                  .agg(F.count(F.lit(1)).alias("quarantine_rows"),
+                       F.sum(F.when(F.col("reason_code") == F.lit(DECODER_ERROR), 1).otherwise(0))
+                       .alias("decoder_errors")))
     counts = ("raw_messages", "decoded_messages", "control_messages", "quarantined_messages",
-              "change_rows", "changelog_rows", "quarantine_rows")
+              "change_rows", "changelog_rows", "quarantine_rows", "decoder_errors")
     topics = (raw.join(stats, "topic", "full").join(changelog, "topic", "full")
               .join(quarantine, "topic", "full"))
     for name in counts:

@@ -5,8 +5,10 @@ The CLI and the Spark path both call :func:`decode_one` per message, so both giv
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from spark_jobs.formats import errors
@@ -50,15 +52,31 @@ class BatchResult:
     controls: list[tuple[RawMessage, str]] = field(default_factory=list)
 
 
+_FORMATS_DIR = Path(__file__).resolve().parent
+
+
+def crash_site(exc: BaseException) -> str:
+    """Where a decoder raised: the innermost frame in the decoders' package (else the innermost)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if Path(f.filename).resolve().is_relative_to(_FORMATS_DIR)]
+    frame = (ours or frames)[-1] if frames else None
+    if frame is None:
+        return "decoder error"
+    where = Path(frame.filename).resolve()
+    shown = where.relative_to(_FORMATS_DIR.parents[1]) if where.is_relative_to(_FORMATS_DIR.parents[1]) \
+        else where.name
+    return f"decoder error at {shown}:{frame.lineno}"
+
+
 def decode_one(decoder: Decoder, message: RawMessage) -> Outcome:
     """Decode one message; bad input becomes a :class:`Rejected`, never an exception."""
     try:
         decoded = decoder.decode(message)
     except DecodeError as exc:
         return Outcome(rejected=Rejected(message, exc.format_id, exc.reason, str(exc)))
-    except Exception as exc:  # a decoder bug must not lose the message: quarantine it
-        detail = f"{decoder.format_id}: unexpected {type(exc).__name__}: {exc}"
-        return Outcome(rejected=Rejected(message, decoder.format_id, errors.INVALID_FIELD, detail))
+    except Exception as exc:  # a decoder bug must not lose the message: quarantine it, loudly
+        detail = f"{decoder.format_id}: unexpected {type(exc).__name__}: {exc} ({crash_site(exc)})"
+        return Outcome(rejected=Rejected(message, decoder.format_id, errors.DECODER_ERROR, detail))
     if decoded.control is not None and not decoded.rows:
         return Outcome(control=decoded.control)
     if not decoded.rows:

@@ -14,10 +14,13 @@ INVALID_AVRO = "INVALID_AVRO"          # Avro datum truncated or not of the sche
 MISSING_SCHEMA = "MISSING_SCHEMA"      # a schema the format needs is not configured
 EMPTY_VALUE = "EMPTY_VALUE"            # zero-length value where a message was expected
 TOO_LARGE = "TOO_LARGE"                # value exceeds the configured maximum size
+# Not bad input: the decoder itself failed (an unexpected exception). The changelog gate fails
+# the hour on any, whatever the quarantine rate.
+DECODER_ERROR = "DECODER_ERROR"
 
 REASON_CODES = (
     INVALID_JSON, INVALID_ENCODING, UNKNOWN_FORMAT, MISSING_FIELD, INVALID_FIELD, INVALID_OP,
-    MISSING_KEY, INVALID_AVRO, MISSING_SCHEMA, EMPTY_VALUE, TOO_LARGE,
+    MISSING_KEY, INVALID_AVRO, MISSING_SCHEMA, EMPTY_VALUE, TOO_LARGE, DECODER_ERROR,
 )
 
 

@@ -24,6 +24,7 @@ CLEAN_HOUR = dt.datetime(2024, 3, 1, 10)
 BAD_HOUR = dt.datetime(2024, 3, 1, 11)
 QUARANTINE_HOUR = dt.datetime(2024, 3, 1, 12)
 CURRENT_HOUR = dt.datetime(2024, 3, 1, 13)
+DECODER_HOUR = dt.datetime(2024, 3, 1, 14)
 ITEMS = "current.gates_db__items"
 
 
@@ -86,6 +87,7 @@ CHANGELOG_EXPECTATIONS = sorted([
     ("changelog.topics", "expect_column_pair_values_to_be_equal", "quarantined_messages,quarantine_rows"),
     ("changelog.topics", "expect_column_pair_values_a_to_be_greater_than_b",
      "quarantine_rate_max,quarantine_rate"),
+    ("changelog.topics", "expect_column_values_to_be_between", "decoder_errors"),
 ])
 
 
@@ -250,6 +252,63 @@ def test_quarantine_rate_over_topic_threshold_fails_until_the_topic_allows_it(sp
     run_gate(spark, lenient, "changelog", QUARANTINE_HOUR, "r5", branch=branch)
     publish.publish(spark, [CHANGELOG, QUARANTINE], QUARANTINE_HOUR)
     assert len(_hour_rows(spark, QUARANTINE, QUARANTINE_HOUR)) == 2
+
+
+def _quarantine_crash(spark, branch: str, detail: str) -> None:
+    from spark_jobs.tables import QUARANTINE, RAW_MESSAGES, RUN_STATS
+
+    hour, offset, value = DECODER_HOUR, 99_999, b'{"data": null}'
+    at = hour + dt.timedelta(minutes=30)
+    raw: list[tuple] = [("it.canal", 0, offset, at, 0, None, value, [], hour, "r6", None)]
+    spark.createDataFrame(raw, spark.table(RAW_MESSAGES).schema).writeTo(RAW_MESSAGES).append()
+    stats = [("normalize", hour, "r6", "it.canal", "quarantined_messages", None, None, None, "DECODER_ERROR",
+              None, 1)]
+    spark.createDataFrame(stats, spark.table(RUN_STATS).schema).writeTo(RUN_STATS).append()
+    quarantined = [("it.canal", 0, offset, at, None, value, "canal_json", "DECODER_ERROR", detail, hour, "r6",
+                    None)]
+    spark.createDataFrame(quarantined, spark.table(QUARANTINE).schema).writeTo(
+        f"{QUARANTINE}.branch_{branch}").append()
+
+
+def test_a_decoder_crash_fails_the_changelog_gate_whatever_the_quarantine_rate(spark, gate_config) -> None:
+    """A deliberately broken decoder: its crash is quarantined as DECODER_ERROR, naming the
+    exception and where it was raised, and the hour fails though 1 message in 20 is under the
+    topic's threshold."""
+    from spark_jobs import publish
+    from spark_jobs.formats.canonical import RawMessage
+    from spark_jobs.formats.decoding import decode_one
+    from spark_jobs.gates import run_gate
+    from spark_jobs.normalize import normalize_hour
+    from spark_jobs.tables import CHANGELOG, QUARANTINE, ensure_tables
+
+    class Broken:
+        format_id = "canal_json"
+
+        def decode(self, message: RawMessage) -> object:
+            document: dict[str, object] = {}
+            return document["data"]  # a bug: KeyError
+
+    crashed = decode_one(Broken(), RawMessage(value=b"{}", topic="it.canal", offset=7))  # type: ignore[arg-type]
+    assert crashed.rejected is not None and crashed.rejected.reason == "DECODER_ERROR"
+    assert crashed.rejected.detail.startswith("canal_json: unexpected KeyError: 'data' (decoder error at ")
+
+    ensure_tables(spark)
+    canal = [m for m in traffic.clean_messages() if m[0] == "it.canal"]
+    traffic.write_hour(spark, DECODER_HOUR, canal)
+    branch = publish.start_audit(spark, [CHANGELOG, QUARANTINE], DECODER_HOUR)
+    normalize_hour(spark, _formats(), DECODER_HOUR, "r6", branch=branch)
+    # One more message of the hour, as normalize records it when the broken decoder meets it:
+    # landed, counted as quarantined, and quarantined with the crash's reason and detail.
+    _quarantine_crash(spark, branch, crashed.rejected.detail)
+    lenient = dataclasses.replace(gate_config, topics=tuple(
+        dataclasses.replace(t, quarantine_rate_max=0.5) if t.name == "it.canal" else t
+        for t in gate_config.topics))
+    with pytest.raises(GateFailed) as failure:
+        run_gate(spark, lenient, "changelog", DECODER_HOUR, "r6", branch=branch)
+    assert ("changelog.topics: expect_column_values_to_be_between(decoder_errors) observed 1 unexpected "
+            "of 1 rows (sample [1]); offending rows (Kafka coordinates): it.canal") in str(failure.value)
+    assert str(failure.value).count("\n  - ") == 1  # the counts reconcile: only the crash fails
+    assert _hour_rows(spark, CHANGELOG, DECODER_HOUR) == []
 
 
 def test_current_gate_checks_all_tables_in_one_pass_and_names_the_bad_rows(spark, gate_config) -> None:
