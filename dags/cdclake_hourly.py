@@ -18,7 +18,8 @@ publish in order, so each audit branch fast-forwards onto the previous hour's `m
 compaction of hour N sees hours < N. A backfill (UI with *Max Active Runs* 1, or
 `cdclake airflow backfill`) of any range runs the hours one after another through this same path;
 a backfill's max active runs is its own, not the DAG's. The first scheduled hour is
-`schedule.start_date` of the pipeline configuration. Param `topics` restricts a run.
+`schedule.start_date` of the pipeline configuration. Param `topics` restricts a run; a landed
+hour keeps its raw copy on a re-run unless param `reland` is set.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ CHANGELOG = Asset("iceberg://lakehouse/cdc/changelog")
 QUARANTINE = Asset("iceberg://lakehouse/cdc/quarantine")
 CURRENT = Asset("iceberg://lakehouse/current")
 BRANCH_ARGS = ["--branch", AUDIT_BRANCH_TEMPLATE]
+# An option that renders empty unless the run's params ask for it (run_job drops empty arguments).
+RELAND_FLAG = "{{ '--reland' if params.reland else '' }}"
 # Gates record their results in ops.gate_results: an Iceberg commit, so they share the write pool.
 GATE_ARGS = gate_args(pool=LAKEHOUSE_WRITES_POOL)
 
@@ -58,7 +61,10 @@ GATE_ARGS = gate_args(pool=LAKEHOUSE_WRITES_POOL)
     default_args=DEFAULT_ARGS,
     doc_md=__doc__,
     tags=["cdclake", "cdc", "iceberg", "hourly"],
-    params={"topics": Param([], type="array", description="only these topics (empty: all configured)")},
+    params={"topics": Param([], type="array", description="only these topics (empty: all configured)"),
+            "reland": Param(False, type="boolean",
+                            description="read a landed hour's recorded offsets from Kafka again instead "
+                                        "of keeping its raw copy (refused if Kafka holds fewer messages)")},
 )
 def cdclake_hourly() -> None:
     @task(task_id="plan", **io_args())
@@ -73,7 +79,8 @@ def cdclake_hourly() -> None:
     planned = plan()
     land = CdclakeSparkJobOperator(
         task_id="land", job="land", outlets=[RAW],
-        extra_args=["--plan-file", "{{ ti.xcom_pull(task_ids='plan') }}"], **lakehouse_write_args())
+        extra_args=["--plan-file", "{{ ti.xcom_pull(task_ids='plan') }}", RELAND_FLAG],
+        **lakehouse_write_args())
     validate_raw = CdclakeSparkJobOperator(
         task_id="validate_raw", job="validate", extra_args=["--stage", "raw"], **GATE_ARGS)
     normalize = CdclakeSparkJobOperator(

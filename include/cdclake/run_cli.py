@@ -132,8 +132,10 @@ def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
 
 def _run(args: argparse.Namespace) -> int:
     config = load_config()
-    conf = {"topics": args.topics} if args.topics else None
-    logs = run_range(config, args.start, args.end, conf)
+    conf: dict[str, object] = {"topics": args.topics} if args.topics else {}
+    if args.reland:
+        conf["reland"] = True
+    logs = run_range(config, args.start, args.end, conf or None)
     print(f"{len(logs)} hour(s) ran; logs in {logs[0].parent if logs else '-'}")
     return 0
 
@@ -143,4 +145,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--start", required=True, type=parse_hour, help="first hour (UTC), e.g. 2024-01-01T10")
     p.add_argument("--end", required=True, type=parse_hour, help="hour after the last one (exclusive)")
     p.add_argument("--topics", nargs="*", help="restrict to these topics (DAG param)")
+    p.add_argument("--reland", action="store_true",
+                   help="read landed hours' recorded offsets from Kafka again instead of keeping their "
+                        "raw copies (DAG param; refused if Kafka holds fewer messages)")
     p.set_defaults(handler=_run)

@@ -39,7 +39,7 @@ def run_job(job: str, args: list[str], spark: Any = None) -> None:
 
     module = importlib.import_module(f"spark_jobs.{job}_job")
     try:
-        code = module.main(list(args), spark=spark)
+        code = module.main([a for a in args if a], spark=spark)  # a flag rendered empty is absent
     except GateFailed as exc:
         raise AirflowFailException(str(exc)) from exc
     except LandingError:

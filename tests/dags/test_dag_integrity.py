@@ -156,3 +156,24 @@ def test_hourly_start_date_comes_from_the_configuration(monkeypatch: pytest.Monk
     dag = bag.dags["cdclake_hourly"]
     assert dag.start_date is not None and dag.start_date.isoformat() == "2025-02-03T07:00:00+00:00"
     assert dag.catchup is True and dag.max_active_runs == 1
+
+
+@pytest.mark.parametrize("reland", [False, True])
+def test_the_land_task_reads_kafka_again_only_when_the_run_asks(parse_bag, reland: bool) -> None:
+    """Param ``reland`` adds ``--reland`` to the land job; otherwise the flag renders empty and
+    ``run_job`` drops it, so a re-run keeps the hour's raw copy."""
+    import pendulum
+
+    class TaskInstance:
+        def xcom_pull(self, task_ids: str) -> str:
+            return f"/plans/{task_ids}.json"
+
+    dag = parse_bag(DAGS_FOLDER / "cdclake_hourly.py").dags["cdclake_hourly"]
+    land = dag.get_task("land")
+    context = {"params": {"topics": [], "reland": reland}, "run_id": "manual__1", "ti": TaskInstance(),
+               "data_interval_start": pendulum.datetime(2025, 2, 3, 7, tz="UTC")}
+    rendered = [dag.get_template_env().from_string(arg).render(**context) for arg in land.op_kwargs["args"]]
+    assert [arg for arg in rendered if arg] == [
+        "--hour", "2025-02-03T07:00:00+00:00", "--run-id", "manual__1", "--plan-file", "/plans/plan.json",
+        *(["--reland"] if reland else [])]
+    assert dag.params["reland"] is False

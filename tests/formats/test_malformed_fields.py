@@ -2,10 +2,10 @@
 
 ``decode_one`` turns any exception a decoder raises other than ``DecodeError`` into a
 ``DECODER_ERROR`` rejection whose detail reads ``<format>: unexpected <exception>: ...``: a
-message that names no field, and a failed changelog gate. The sweep below mutates the fixture messages one field at a time
-(a wrong JSON kind, text where a number belongs, a deleted field, ...) and requires every
-rejection to be a decoder's own: its detail starts with the format id and is not the crash
-fallback, and its reason is a known code. It is bounded and deterministic: the first
+message that names no field, and a failed changelog gate. The sweep below mutates the fixture
+messages one field at a time (a wrong JSON kind, text where a number belongs, a deleted field,
+...) and requires every rejection to be a decoder's own: its detail starts with the format id
+and is not the crash fallback, and its reason is a known code. It is bounded and deterministic: the first
 ``SWEEP_LINES`` messages of every JSON fixture, at most ``MAX_PATHS`` field paths of each
 (spread over the whole message), and ``VALUES_PER_PATH`` replacements a path, taken in turn
 from ``REPLACEMENTS``.
