@@ -41,6 +41,7 @@ from spark_jobs.identifiers import current_table_name, prefixed_database, source
 from spark_jobs.publish import current_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
+from spark_jobs.zone_skew import zone_hint
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
@@ -89,13 +90,17 @@ class ExpectationOutcome:
     success: bool
     observed: str
     offending: tuple[str, ...] = ()
+    # Numeric values of the sample of unexpected rows (for a diagnosis such as a zone offset).
+    sample: tuple[float, ...] = ()
 
     def line(self) -> str:
         where = f"{self.suite} [{self.target}]" if self.target else self.suite
         text = f"{where}: {self.expectation}({self.column or ''}) observed {self.observed}"
         if self.offending:
             text += "; offending rows (Kafka coordinates): " + ", ".join(self.offending)
-        return text
+        topics = (c.split("/", 1)[0] for c in self.offending)
+        hint = zone_hint(self.column, self.sample, topics) if self.sample else None
+        return f"{text}; {hint}" if hint else text
 
 
 @dataclass(frozen=True)
@@ -346,8 +351,10 @@ def _outcome(suite: SuiteBatch, target: str | None, r: Any) -> ExpectationOutcom
                     f"(sample {_json((result.get('partial_unexpected_list') or [])[:5])})")
     else:
         observed = _json(result)[:300]
+    sample = tuple(float(v) for v in _plain(result.get("partial_unexpected_list") or [])[:20]
+                   if isinstance(v, int | float) and not isinstance(v, bool))
     return ExpectationOutcome(suite.name, target, config.type, _column_of(kwargs), kwargs,
-                              bool(r.success), observed)
+                              bool(r.success), observed, sample=sample)
 
 
 # -------------------------------------------------------------------------------- offending rows

@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from spark_jobs.formats import get_decoder, registry
 from spark_jobs.formats.base import FormatOptions, JsonDecoder
@@ -57,6 +57,25 @@ def is_binary_format(format_id: str) -> bool:
     return decoder is not None and not issubclass(decoder, JsonDecoder)
 
 
+# The changelog gate's default gates.clock_skew_minutes: a smaller skew is not worth a warning.
+_CLOCK_SKEW_MINUTES = 10
+
+
+def skew_hint(rows: list[dict[str, Any]]) -> str | None:
+    """The changelog gate's time-zone diagnosis for rows whose event time runs ahead of their
+    produced time by a whole zone offset, before any hour runs."""
+    from spark_jobs.zone_skew import zone_hint
+
+    # Canonical times are epoch microseconds.
+    skews = [(r["event_time"] - r["produced_time"]) / 60_000_000 for r in rows
+             if isinstance(r.get("event_time"), int) and isinstance(r.get("produced_time"), int)]
+    ahead = [s for s in skews if s > _CLOCK_SKEW_MINUTES]
+    if not ahead:
+        return None
+    hint = zone_hint("event_time_minutes_after_produced_time", ahead)
+    return f"{len(ahead)} row(s) with event_time ahead of produced_time: {hint}" if hint else None
+
+
 def run_decode(files: list[str], format_id: str, key_file: str | None, schema_file: str | None,
                timezone: str, out: TextIO, err: TextIO, whole_file: bool = False,
                flattened: bool = False, source_table: str | None = None,
@@ -90,6 +109,9 @@ def run_decode(files: list[str], format_id: str, key_file: str | None, schema_fi
             rejected_any = True
             line_no = line_of[rejected.message.offset]
             print(f"{name}:{line_no}: {rejected.reason}: {rejected.detail}", file=err)
+        hint = skew_hint(result.rows)
+        if hint:
+            print(f"{name}: warning: {hint}", file=err)
         if result.controls:  # counted, not changes: said, so that no message passes unseen
             kinds = Counter(kind for _, kind in result.controls)
             print(f"{name}: {len(result.controls)} control message(s), no change rows: "

@@ -209,6 +209,31 @@ def test_bad_change_fails_the_changelog_gate_and_stays_unpublished(spark, gate_c
     assert len(_hour_rows(spark, CHANGELOG, BAD_HOUR, branch)) == len(clean)  # inspectable
 
 
+@pytest.mark.parametrize("local_rows_max", [None, 0], ids=["pandas", "spark"])
+def test_a_skew_of_whole_hours_names_the_time_zone_setting(spark, gate_config, state_home, bad_hour,
+                                                           local_rows_max) -> None:
+    """GoldenGate's current_ts two hours behind op_ts: the failure says which setting fixes it."""
+    from spark_jobs.gates import GateRunner, run_gate
+
+    branch, clean = bad_hour
+    rows = [dict(r) for r in clean]
+    row = next(r for r in rows if r["produced_time"] is not None and r["event_time"] is not None)
+    row["produced_time"] = row["event_time"] - dt.timedelta(hours=2, seconds=30)
+    _write_branch_rows(spark, rows, branch)
+    runner = None if local_rows_max is None else GateRunner(spark, state_home, local_rows_max=local_rows_max)
+    with pytest.raises(GateFailed) as failure:
+        run_gate(spark, gate_config, "changelog", BAD_HOUR, "r2", branch=branch, runner=runner)
+    line = next(line for line in str(failure.value).splitlines()
+                if "(event_time_minutes_after_produced_time)" in line)
+    assert "observed 1 unexpected of" in line and "[120.5]" in line
+    assert line.endswith(
+        f"; likely cause: the event time is ahead of the time the change was produced by a whole "
+        f"time-zone offset (+02:00 h), so times are read in the wrong zone; set produced_timezone "
+        f"(ogg_json: the zone of current_ts) or source_timezone (the zone of the source's zone-less "
+        f"event times) of topic(s) {row['kafka_topic']} to the zone that offset implies rather than "
+        f"raising the threshold")
+
+
 def test_repaired_bad_hour_passes_and_publishes(spark, gate_config, bad_hour) -> None:
     from spark_jobs import publish
     from spark_jobs.gates import run_gate
