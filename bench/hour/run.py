@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
 
-EMPTY_START = dt.datetime(2025, 1, 1, 0)
-DEMO_START = dt.datetime(2025, 1, 5, 0)
+# The warm-up hour; the timed hours follow it one after another (landing refuses a hole).
+WARM_HOUR = dt.datetime(2024, 12, 31, 23)
 
 
 def _hours(start: dt.datetime, count: int) -> list[dt.datetime]:
@@ -143,21 +143,22 @@ def main(argv: list[str] | None = None) -> int:
         admin = AdminClient({"bootstrap.servers": bootstrap})
         for future in admin.create_topics([NewTopic(t, 1, 1) for t in demo.WORKLOAD]).values():
             future.result()
-        warm = EMPTY_START - dt.timedelta(hours=1)
         print("warming the server with one empty hour (not counted)")
-        _run_hours(config, [warm])
+        _run_hours(config, [WARM_HOUR])
+        start = WARM_HOUR + dt.timedelta(hours=1)
         server = spark_server.status(home)
         pid = server[0] if server else 0
         ran = 1
         print(f"server heap after {ran} hour: {heap_used_mb(pid):.0f} MB live")
         if args.only in (None, "empty"):
-            hours = _hours(EMPTY_START, args.hours)
+            hours = _hours(start, args.hours)
+            start += dt.timedelta(hours=len(hours))
             print(f"\n{len(hours)} empty hours:")
             _report("empty hours", _run_hours(config, hours), _task_medians(config, hours))
             ran += len(hours)
             print(f"server heap after {ran} hours: {heap_used_mb(pid):.0f} MB live")
         if args.only in (None, "demo"):
-            hours = _hours(DEMO_START, args.hours)
+            hours = _hours(start, args.hours)
             for block in range(0, len(hours), demo.DEMO_HOURS):
                 demo.produce(bootstrap, demo.workload(hours[block:block + demo.DEMO_HOURS]))
             print(f"\n{len(hours)} demo-traffic hours:")

@@ -35,12 +35,18 @@ def run_job(job: str, args: list[str], spark: Any = None) -> None:
     task (the job printed why)."""
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-    from cdclake.exceptions import CdclakeError, GateFailed, LandingError
+    from cdclake.exceptions import (
+        CdclakeError,
+        GateFailed,
+        LandingError,
+        OffsetContinuityError,
+        RetentionGapError,
+    )
 
     module = importlib.import_module(f"spark_jobs.{job}_job")
     try:
         code = module.main([a for a in args if a], spark=spark)  # a flag rendered empty is absent
-    except GateFailed as exc:
+    except (GateFailed, OffsetContinuityError, RetentionGapError) as exc:  # waiting changes nothing
         raise AirflowFailException(str(exc)) from exc
     except LandingError:
         raise  # Kafka may come back: retried

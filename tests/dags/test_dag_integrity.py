@@ -177,3 +177,25 @@ def test_the_land_task_reads_kafka_again_only_when_the_run_asks(parse_bag, relan
         "--hour", "2025-02-03T07:00:00+00:00", "--run-id", "manual__1", "--plan-file", "/plans/plan.json",
         *(["--reland"] if reland else [])]
     assert dag.params["reland"] is False
+
+
+def test_a_hole_or_retention_gap_fails_the_task_at_once_and_kafka_outages_are_retried(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Waiting fills no hole: those fail without retries; an unreachable broker may come back."""
+    import sys
+    import types
+
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from cdclake.exceptions import LandingError, OffsetContinuityError, RetentionGapError
+    from cdclake_airflow.operators import run_job
+
+    for error, final in ((OffsetContinuityError, True), (RetentionGapError, True), (LandingError, False)):
+        def main(args: list[str], spark: object = None, error: type[Exception] = error) -> int:
+            raise error(f"{error.__name__} for {args}")
+
+        module = types.ModuleType("spark_jobs.failing_job")
+        module.main = main  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "spark_jobs.failing_job", module)
+        with pytest.raises(AirflowFailException if final else LandingError, match=error.__name__):
+            run_job("failing", ["--hour", "2025-02-03T07:00:00+00:00", ""])
