@@ -220,7 +220,6 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
 
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_JAAS_PASSWORD = re.compile(r'password\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
 def _expand(value: Any, env: dict[str, str], file: Path, where: str) -> Any:
@@ -252,7 +251,7 @@ def _refuse_literal_secrets(raw: dict[str, Any], file: Path) -> None:
             if value is None or not masking.sensitive(str(name)):
                 continue
             text = str(value)
-            passwords = _JAAS_PASSWORD.findall(text) if "jaas" in str(name).lower() else [text]
+            passwords = masking.JAAS_PASSWORD.findall(text) if "jaas" in str(name).lower() else [text]
             if not all(reference(p) for p in passwords):
                 found.append(f"{section}.{key}.{name}")
     uri = str((raw.get("catalog") or {}).get("uri") or "")

@@ -26,6 +26,9 @@ _MIN_LENGTH = 4
 
 _registered: set[str] = set()
 
+# The password of a JAAS login line (``... password="secret";``).
+JAAS_PASSWORD = re.compile(r'password\s*=\s*"((?:[^"\\]|\\.)*)"')
+
 
 def sensitive(key: str) -> bool:
     """Whether a setting called ``key`` holds a secret."""
@@ -73,7 +76,7 @@ def register_settings(settings: Mapping[str, object]) -> None:
         if value is None or not sensitive(str(key)):
             continue
         text = str(value)
-        register(text, *re.findall(r'password\s*=\s*"((?:[^"\\]|\\.)*)"', text))
+        register(text, *JAAS_PASSWORD.findall(text))
 
 
 def mask(text: str, extra: Iterable[str] = ()) -> str:
