@@ -192,17 +192,31 @@ def test_re_runs_keep_the_raw_copy_and_a_short_re_land_is_refused(spark, config,
 
 
 def _compacted_topic(bootstrap: str) -> str:
-    """A compacted topic whose segments roll at once, so that the cleaner can run within seconds."""
+    """A topic kept whole until :func:`_start_compacting`: its segments roll at once."""
     import uuid
 
     from confluent_kafka.admin import NewTopic
 
     name = f"integrity.compacted.{uuid.uuid4().hex[:8]}"
-    settings = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
-                "min.compaction.lag.ms": "0", "delete.retention.ms": "100"}
+    settings = {"cleanup.policy": "delete", "retention.ms": "-1", "segment.ms": "100"}
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(name, 1, 1, config=settings)])[name].result(30)
     return name
+
+
+def _start_compacting(bootstrap: str, topic: str) -> None:
+    """Turn the log cleaner on for ``topic``, so that it runs within seconds (after the landing:
+    a cleaner that ran first would change what is landed)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    settings = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
+                "min.compaction.lag.ms": "0", "delete.retention.ms": "100"}
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+        for name, value in settings.items()])
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
 
 
 def _held(bootstrap: str, topic: str, end: int) -> int:
@@ -224,8 +238,9 @@ def test_a_compacted_topic_keeps_its_raw_copy_and_refuses_a_re_land(spark, confi
 
     topic = _compacted_topic(kafka_bootstrap)
     send(kafka_bootstrap, topic, [Record(0, H0 + i * M, b"k", f"v{i}".encode()) for i in range(3)])
-    _land(spark, config, topic, H0)
+    assert _land(spark, config, topic, H0).messages == 3
     landed = _raw(spark, topic)
+    _start_compacting(kafka_bootstrap, topic)
     # Later messages roll the segment; the log cleaner then keeps only the last value of key k.
     deadline = time.monotonic() + 120
     while _held(kafka_bootstrap, topic, 3) > 1:
