@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from spark_jobs.formats import errors as format_errors
 from spark_jobs.formats.errors import DECODER_ERROR
 from spark_jobs.normalize import STAGE as NORMALIZE_STAGE
 from spark_jobs.normalize import table_ref
@@ -84,14 +85,27 @@ def changelog_changes(spark: SparkSession, hour: dt.datetime, branch: str | None
                         minutes_between(F.col("event_time"), F.col("produced_time"))))
 
 
+def _per_topic(default: float, per_topic: Mapping[str, float]) -> Column:
+    """A topic's threshold: its own, else the default."""
+    value = F.lit(float(default))
+    for topic, own in sorted(per_topic.items()):
+        value = F.when(F.col("topic") == F.lit(topic), F.lit(float(own))).otherwise(value)
+    return value
+
+
 def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
-                     quarantine_rate_max: Mapping[str, float], default_rate_max: float) -> DataFrame:
-    """Per topic: raw records, normalize's run stats, changelog and quarantine rows, quarantine rate."""
+                     quarantine_rate_max: Mapping[str, float], default_rate_max: float,
+                     warning_rate_max: Mapping[str, float] | None = None,
+                     default_warning_rate_max: float = 1.0) -> DataFrame:
+    """Per topic: raw records, normalize's run stats, changelog and quarantine rows, quarantine
+    rate, and the rate of change rows decoded despite contradicting metadata (drift warnings)."""
     raw = (spark.table(RAW_MESSAGES).where(_at_hour(hour)).groupBy("topic")
            .agg(F.count(F.lit(1)).alias("raw_messages")))
+    drift = (F.col("metric") == F.lit("warnings")) & F.col("reason_code").isin(*format_errors.DRIFT_CODES)
     stats = (spark.table(RUN_STATS).where(_at_hour(hour) & (F.col("stage") == NORMALIZE_STAGE))
+             .withColumn("metric", F.when(drift, F.lit("drift_warnings")).otherwise(F.col("metric")))
              .groupBy("topic").pivot("metric", ["decoded_messages", "control_messages",
-                                                "quarantined_messages", "change_rows"])
+                                                "quarantined_messages", "change_rows", "drift_warnings"])
              .agg(F.sum("value")))
     changelog = (spark.table(table_ref(CHANGELOG, branch)).where(_at_hour(hour))
                  .groupBy(F.col("kafka_topic").alias("topic")).agg(F.count(F.lit(1)).alias("changelog_rows")))
@@ -101,21 +115,22 @@ def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
                        F.sum(F.when(F.col("reason_code") == F.lit(DECODER_ERROR), 1).otherwise(0))
                        .alias("decoder_errors")))
     counts = ("raw_messages", "decoded_messages", "control_messages", "quarantined_messages",
-              "change_rows", "changelog_rows", "quarantine_rows", "decoder_errors")
+              "change_rows", "changelog_rows", "quarantine_rows", "decoder_errors", "drift_warnings")
     topics = (raw.join(stats, "topic", "full").join(changelog, "topic", "full")
               .join(quarantine, "topic", "full"))
     for name in counts:
         topics = topics.withColumn(name, F.coalesce(F.col(name), F.lit(0)).cast("bigint"))
-    rate_max = F.lit(float(default_rate_max))
-    for topic, value in sorted(quarantine_rate_max.items()):
-        rate_max = F.when(F.col("topic") == F.lit(topic), F.lit(float(value))).otherwise(rate_max)
     return (topics
             .withColumn("accounted_messages",
                         F.col("decoded_messages") + F.col("control_messages") + F.col("quarantined_messages"))
             .withColumn("quarantine_rate", F.when(F.col("raw_messages") > 0,
                                                   F.col("quarantined_messages") / F.col("raw_messages"))
                         .otherwise(F.lit(0.0)))
-            .withColumn("quarantine_rate_max", rate_max))
+            .withColumn("quarantine_rate_max", _per_topic(default_rate_max, quarantine_rate_max))
+            .withColumn("warning_rate", F.when(F.col("change_rows") > 0,
+                                               F.col("drift_warnings") / F.col("change_rows"))
+                        .otherwise(F.lit(0.0)))
+            .withColumn("warning_rate_max", _per_topic(default_warning_rate_max, warning_rate_max or {})))
 
 
 CURRENT_COLUMNS = ("current_table", "_cdc_key", "current_row_id", "cdc_event_time_minutes_ahead_of_now",

@@ -438,8 +438,10 @@ def _frames(spark: SparkSession, config: PipelineConfig, stage: str, batch: str,
             return [(None, gate_frames.changelog_changes(spark, hour, branch))]
         rate_max = {t.name: t.quarantine_rate_max for t in config.topics
                     if t.quarantine_rate_max is not None}
-        default = config.gates.quarantine_rate_max
-        return [(None, gate_frames.changelog_topics(spark, hour, branch, rate_max, default))]
+        warning_max = {t.name: t.warning_rate_max for t in config.topics if t.warning_rate_max is not None}
+        return [(None, gate_frames.changelog_topics(
+            spark, hour, branch, rate_max, config.gates.quarantine_rate_max,
+            warning_max, config.gates.warning_rate_max))]
     # Every table in one frame: one GX pass for the stage, whatever the number of tables.
     current = gate_frames.current_tables_rows(spark, targets, now)
     return [] if current is None else [(None, current)]

@@ -35,6 +35,7 @@ from spark_jobs.decode_spark import (
     decode_plan,
     paired_updates,
 )
+from spark_jobs.formats import errors as format_errors
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
 from spark_jobs.session import REUSED, empty_frame, local_frame
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
@@ -132,18 +133,20 @@ StatKey = tuple[str, str, str | None, str | None, str | None, str | None, str | 
 
 # One group of decoded outcomes and its counts (:func:`outcome_counts`, :func:`observed_counts`):
 # msg_topic, _kind, source_format, op, table_name, control_kind, format_tried, reason_code, half
-# (halves of two-message updates), outcomes and messages (their first outcomes).
+# (halves of two-message updates), outcomes, messages (their first outcomes) and warned (outcomes
+# with warnings).
 OutcomeCount = Mapping[str, Any]
 
 
 def outcome_counts(outcomes: DataFrame) -> list[OutcomeCount]:
     """One aggregation of the decoded outcomes, collected: per topic, kind, format, op, table,
     control kind and rejection reason, and whether the rows are halves of two-message updates,
-    the outcomes and the messages (their first outcomes)."""
+    the outcomes, the messages (their first outcomes) and the outcomes with warnings."""
     return [row.asDict() for row in outcomes.groupBy(
         "msg_topic", "_kind", "source_format", "op", "table_name", "control_kind", "format_tried",
         "reason_code", F.col(PAIR_KEY).isNotNull().alias("half"),
-    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages")).collect()]
+    ).agg(F.count(F.lit(1)).alias("outcomes"), F.count_if("_first").alias("messages"),
+          F.count_if(F.size("warnings") > 0).alias("warned")).collect()]
 
 
 def observed_key() -> Column:
@@ -177,7 +180,7 @@ def observed_counts(observed: str, source_formats: Mapping[str, str]) -> list[Ou
         messages[group] += count if first else 0
     names = ("msg_topic", "_kind", "source_format", "op", "table_name", "half")
     return [{**dict(zip(names, group, strict=True)), "control_kind": None, "format_tried": None,
-             "reason_code": None, "outcomes": count, "messages": messages[group]}
+             "reason_code": None, "outcomes": count, "messages": messages[group], "warned": 0}
             for group, count in sorted(outcomes.items(), key=lambda kv: str(kv[0]))]
 
 
@@ -186,13 +189,31 @@ def has_update_halves(counts: list[OutcomeCount]) -> bool:
     return any(row["_kind"] == KIND_ROW and row["half"] for row in counts)
 
 
+def warning_counts(outcomes: DataFrame) -> Counter[tuple[str, str]]:
+    """Decoded rows' warnings per (topic, code): a warning's code is its ``CODE: `` prefix
+    (``formats.errors.warning``), else ``OTHER``. Only the Python decoders warn: the fast path
+    leaves every message that would warn to them."""
+    text = F.col("warning")
+    code = F.regexp_extract(text, r"^([A-Z][A-Z0-9_]*): ", 1)
+    rows = (outcomes.where((F.col("_kind") == KIND_ROW) & (F.size("warnings") > 0))
+            .select("msg_topic", F.explode("warnings").alias("warning"))
+            .groupBy("msg_topic", F.when(code == "", F.lit(format_errors.OTHER_WARNING)).otherwise(code)
+                     .alias("code"))
+            .count().collect())
+    return Counter({(row["msg_topic"], row["code"]): row["count"] for row in rows})
+
+
 def run_stats(raw_counts: Mapping[str, int], counts: list[OutcomeCount], paired: DataFrame | None,
-              hour: dt.datetime, run_id: str) -> list[dict[str, Any]]:
+              hour: dt.datetime, run_id: str,
+              warnings: Mapping[tuple[str, str], int] | None = None) -> list[dict[str, Any]]:
     """Long-format counters (see ``tables.RUN_STATS_DDL``) for the hour, per topic: the raw
     messages as landed (``raw_counts``), and what the decoded ones became, from the outcomes'
     :func:`outcome_counts` and their merged update pairs (``paired``,
-    :func:`~spark_jobs.decode_spark.paired_updates`; None when the hour has no halves)."""
+    :func:`~spark_jobs.decode_spark.paired_updates`; None when the hour has no halves), and the
+    decoders' warnings (:func:`warning_counts`: metric ``warnings``, the code in ``reason_code``)."""
     counts_by: Counter[StatKey] = Counter()
+    for (topic, code), count in (warnings or {}).items():
+        counts_by[(topic, "warnings", None, None, None, code, None)] += count
     for topic, count in raw_counts.items():
         counts_by[(topic, "raw_messages", None, None, None, None, None)] += count
     for row in counts:
@@ -315,7 +336,10 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             if again or paired is not None:
                 changelog_rows(declined, hour, run_id, no_pairs if paired is None else paired) \
                     .writeTo(changelog).append()
-            stats = run_stats(raw_counts, counts, paired, hour, run_id)
+            # Warnings are rare: their codes are counted only in an hour that has some.
+            warned = warning_counts(python.unionByName(declined)) \
+                if any(c.get("warned") for c in counts) else None
+            stats = run_stats(raw_counts, counts, paired, hour, run_id, warned)
             totals = reconcile(stats)
 
         def total(metric: str) -> int:

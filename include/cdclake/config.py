@@ -46,6 +46,9 @@ class TopicConfig:
     string_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     schema_file: str | None = None
     quarantine_rate_max: float | None = None
+    # Changes decoded despite metadata that contradicts their image (warnings TYPE_MAP_MISMATCH,
+    # OLD_NAMES_UNKNOWN_COLUMN, KEY_NAMES_UNKNOWN_COLUMN), as a share of the topic's change rows.
+    warning_rate_max: float | None = None
     # debezium_json only: ExtractNewRecordState output (bare rows; tombstones are deletes of the
     # table ``source_table``).
     flattened: bool = False
@@ -78,6 +81,7 @@ BINARY_ENCODINGS = ("latin1", "hex", "base64", "byte_list")
 @dataclass(frozen=True)
 class GateConfig:
     quarantine_rate_max: float = 0.05
+    warning_rate_max: float = 0.05
     event_time_floor: str = "2000-01-01"
     future_tolerance_minutes: int = 60
     clock_skew_minutes: int = 10
@@ -365,6 +369,7 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         schema_file=(None if raw.get("schema_file") is None
                      else str(Path(raw["schema_file"]).expanduser().resolve())),
         quarantine_rate_max=raw.get("quarantine_rate_max"),
+        warning_rate_max=raw.get("warning_rate_max"),
         flattened=_boolean(raw.get("flattened", False), f"topic {raw['name']!r}: 'flattened'"),
         source_table=None if raw.get("source_table") is None else str(raw["source_table"]),
         binary_encoding=(None if raw.get("binary_encoding") is None

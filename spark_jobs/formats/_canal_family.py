@@ -532,11 +532,14 @@ class CanalFamilyDecoder(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD, f"'{f.old_field}[{index}]' must be an object")
         stray = [c for c in old if c not in after_raw]
         if stray:
-            raise self.fail(errors.INVALID_FIELD,
-                            f"'{f.old_field}[{index}]' names column(s) {stray} that "
-                            f"'data[{index}]' does not have")
+            # Metadata drift (the OMS manual's own example): the row image decides; the values
+            # of columns the row does not have cannot belong to its before image.
+            warnings.append(errors.warning(
+                errors.OLD_NAMES_UNKNOWN_COLUMN,
+                f"'{f.old_field}[{index}]' names column(s) {stray} that 'data[{index}]' does not "
+                "have; their old values are left out of the before image"))
         merged = dict(after_raw)
-        merged.update(old)
+        merged.update((c, v) for c, v in old.items() if c in after_raw)
         return self._image(merged, types, warnings, labels)
 
     def _image(self, raw: dict[str, Any], types: dict[str, str], warnings: list[str],

@@ -321,7 +321,7 @@ class OmsDefaultDecoderBase(JsonDecoder):
         types: dict[str, str] = {}
         converters: dict[str, Any] = {}
         for label, image in (("prevStruct", prev), ("postStruct", post)):
-            self._collect_types(label, image, db_type, types, converters)
+            self._collect_types(label, image, db_type, types, converters, warnings)
         before = self._image(prev, converters, warnings)
         after = self._image(post, converters, warnings) if op != "DELETE" else None
 
@@ -350,7 +350,7 @@ class OmsDefaultDecoderBase(JsonDecoder):
                             f"'allMetaData.timestamp' must be epoch seconds, got {value!r}") from None
 
     def _collect_types(self, label: str, image: dict[str, Any] | None, db_type: str | None,
-                       types: dict[str, str], converters: dict[str, Any]) -> None:
+                       types: dict[str, str], converters: dict[str, Any], warnings: list[str]) -> None:
         if not image or LIGHT_TYPE not in image:
             return
         light = image[LIGHT_TYPE]
@@ -358,10 +358,15 @@ class OmsDefaultDecoderBase(JsonDecoder):
             raise self.fail(errors.INVALID_FIELD, f"'{label}.{LIGHT_TYPE}' must be an object")
         unknown = sorted(name for name in light if name not in image)
         if unknown:
-            raise self.fail(errors.INVALID_FIELD,
-                            f"'{label}.{LIGHT_TYPE}' names columns {unknown[:8]} that are not in "
-                            f"'{label}' (type map and image contradict each other)")
+            # Metadata drift (the OMS manual's own examples): the image decides; only the columns
+            # the map and the image share are typed, the rest keep the image's text.
+            warnings.append(errors.warning(
+                errors.TYPE_MAP_MISMATCH,
+                f"'{label}.{LIGHT_TYPE}' names columns {unknown[:8]} that are not in '{label}'; "
+                "the image's values of other columns are kept as text"))
         for name, spec in light.items():
+            if name not in image:
+                continue
             schema_type = spec.get("schemaType") if isinstance(spec, dict) else spec
             if not isinstance(schema_type, str):
                 raise self.fail(errors.INVALID_FIELD,

@@ -23,6 +23,23 @@ REASON_CODES = (
     MISSING_KEY, INVALID_AVRO, MISSING_SCHEMA, EMPTY_VALUE, TOO_LARGE, DECODER_ERROR,
 )
 
+# Warning codes: a change decoded from its row image although the message's metadata contradicts
+# the image. A warning reads "<CODE>: <detail>" in the row's ``warnings``; normalize counts them per
+# topic and code (ops.run_stats, metric ``warnings``) and the changelog gate bounds their rate.
+TYPE_MAP_MISMATCH = "TYPE_MAP_MISMATCH"              # a type map or column list names other columns
+OLD_NAMES_UNKNOWN_COLUMN = "OLD_NAMES_UNKNOWN_COLUMN"  # an UPDATE's old values name absent columns
+KEY_NAMES_UNKNOWN_COLUMN = "KEY_NAMES_UNKNOWN_COLUMN"  # the declared key names no column of the image
+DRIFT_CODES = (TYPE_MAP_MISMATCH, OLD_NAMES_UNKNOWN_COLUMN, KEY_NAMES_UNKNOWN_COLUMN)
+# The code counted for a warning that carries none (a value kept as text, and the like).
+OTHER_WARNING = "OTHER"
+
+
+def warning(code: str, detail: str) -> str:
+    """A row warning with its code: ``"<CODE>: <detail>"``."""
+    if code not in DRIFT_CODES:
+        raise ValueError(f"unknown warning code {code!r}")
+    return f"{code}: {detail}"
+
 
 class DecodeError(Exception):
     """A message that a format cannot turn into change rows."""

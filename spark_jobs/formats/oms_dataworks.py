@@ -15,9 +15,11 @@ nanosecond-of-second fraction. Column types are either OMS's own names (INT64, B
 arbitrary-size integer, ZONED_DATETIME, ...) or the source's (``varchar(20)``).
 
 The manual's own examples name columns (``int8``, ``int16``, ...) that match no data key
-(``col1``, ...) and key columns that are not in the row: such messages are rejected (the column
-list matches nothing: INVALID_FIELD; a key column missing: MISSING_KEY) rather than decoded into
-rows with no key.
+(``col1``, ...) and key columns that are not in the row: the row image decides. Columns the list
+does not name keep their text (warning TYPE_MAP_MISMATCH); a key none of whose columns is in the
+image or in the column list leaves the row keyless, identified by its whole image
+(KEY_NAMES_UNKNOWN_COLUMN). A key column the list names but the image lacks is rejected
+(MISSING_KEY): the row cannot be identified.
 """
 
 from __future__ import annotations
@@ -103,11 +105,6 @@ class OmsDataWorksDecoder(JsonDecoder):
         declared = dw.declared_types(self, schema, "column")
         raw_before = dw.image_data(self, payload, "before", "data")
         raw_after = dw.image_data(self, payload, "after", "data")
-        for side, raw in (("before", raw_before), ("after", raw_after)):
-            if declared and raw and not set(declared) & set(raw):
-                raise self.fail(errors.INVALID_FIELD,
-                                f"'schema.column' names ({', '.join(list(declared)[:3])}, ...) match no "
-                                f"key of 'payload.{side}.data' ({', '.join(list(raw)[:3])}, ...)")
         if op in ("INSERT", "UPDATE") and raw_after is None:
             raise self.fail(errors.MISSING_FIELD, f"'payload.after.data' is missing or null on {op}")
         if op == "DELETE" and raw_before is None:
@@ -116,6 +113,16 @@ class OmsDataWorksDecoder(JsonDecoder):
         warnings: list[str] = []
         types: dict[str, str] = {}
         zone = self.options.source_timezone
+        images = [raw for raw in (raw_before if op != "INSERT" else None,
+                                  raw_after if op != "DELETE" else None) if raw]
+        undeclared = [c for c in dict.fromkeys(c for raw in images for c in raw) if c not in declared]
+        if declared and undeclared:
+            # Metadata drift (the OMS manual's own examples): the image decides; its columns that
+            # the list does not name keep their text.
+            warnings.append(errors.warning(
+                errors.TYPE_MAP_MISMATCH,
+                f"'schema.column' does not name {undeclared[:8]} of the row image; their values "
+                "are kept as text"))
 
         def rule(column: str, value: Any) -> tuple[dw.Converter, str | None]:
             return value_rule(declared.get(column), value, zone)
@@ -124,6 +131,16 @@ class OmsDataWorksDecoder(JsonDecoder):
         after = dw.convert_image(self, raw_after if op != "DELETE" else None, rule, types, warnings)
         keys = dw.key_columns(self, schema.get("pk"), "schema.pk", source.get("dbName"), table,
                               [raw_after, raw_before])
+        if keys and images and declared and not self.key_override(source.get("dbName"), table) \
+                and not any(k in raw or k in declared for k in keys for raw in images):
+            # The key names columns neither the image nor the column list has: the metadata
+            # drifted, and the row is its whole image. (A key column the list names but the image
+            # lacks is a row that cannot be identified: MISSING_KEY.)
+            warnings.append(errors.warning(
+                errors.KEY_NAMES_UNKNOWN_COLUMN,
+                f"'schema.pk' names {list(keys)[:8]}, no column of the row image; the change is "
+                "applied as one of a table without a key (the row is its whole image)"))
+            keys = ()
         row = dw.change_row(self, message, op=op, keys=keys, before=before, after=after,
                             types=types, warnings=warnings, **common)
         return Decoded(rows=[row])

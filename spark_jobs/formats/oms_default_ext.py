@@ -3,7 +3,8 @@
 Default plus ``__light_type`` inside each image: ``{column: {"schemaType": TYPE}}``, which gives
 ``column_types`` and type-driven canonical text (OMS type-mapping tables for MySQL and Oracle
 tenants). ``__light_type`` is metadata, never a column. A type map naming columns that are not in
-its image contradicts itself and the message is rejected (INVALID_FIELD) rather than guessed at.
+its image (the manual's own examples) types only the columns both name; the image's other values
+keep their text, with the warning TYPE_MAP_MISMATCH.
 Detected before ``oms_default`` (priority 19 < 20) because it is the more specific shape.
 """
 

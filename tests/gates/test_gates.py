@@ -25,6 +25,7 @@ BAD_HOUR = dt.datetime(2024, 3, 1, 11)
 QUARANTINE_HOUR = dt.datetime(2024, 3, 1, 12)
 CURRENT_HOUR = dt.datetime(2024, 3, 1, 13)
 DECODER_HOUR = dt.datetime(2024, 3, 1, 14)
+DRIFT_HOUR = dt.datetime(2024, 3, 1, 15)
 ITEMS = "current.gates_db__items"
 
 
@@ -88,6 +89,7 @@ CHANGELOG_EXPECTATIONS = sorted([
     ("changelog.topics", "expect_column_pair_values_a_to_be_greater_than_b",
      "quarantine_rate_max,quarantine_rate"),
     ("changelog.topics", "expect_column_values_to_be_between", "decoder_errors"),
+    ("changelog.topics", "expect_column_pair_values_a_to_be_greater_than_b", "warning_rate_max,warning_rate"),
 ])
 
 
@@ -277,6 +279,57 @@ def test_quarantine_rate_over_topic_threshold_fails_until_the_topic_allows_it(sp
     run_gate(spark, lenient, "changelog", QUARANTINE_HOUR, "r5", branch=branch)
     publish.publish(spark, [CHANGELOG, QUARANTINE], QUARANTINE_HOUR)
     assert len(_hour_rows(spark, QUARANTINE, QUARANTINE_HOUR)) == 2
+
+
+def _drifted_update(hour: dt.datetime, row_id: int) -> bytes:
+    """A Canal UPDATE whose ``old`` names a column its row does not have (the OMS manual's shape)."""
+    ms = int((hour + dt.timedelta(minutes=5)).replace(tzinfo=dt.UTC).timestamp() * 1000)
+    return json.dumps({
+        "data": [{"id": str(row_id), "name": "new"}], "database": "shop", "es": ms, "id": row_id,
+        "isDdl": False, "mysqlType": {"id": "int", "name": "varchar(10)"}, "old": [{"nick": "was"}],
+        "pkNames": ["id"], "sql": "", "sqlType": {"id": 4, "name": 12}, "table": "drift", "ts": ms + 100,
+        "type": "UPDATE"}).encode()
+
+
+def test_changes_decoded_despite_drifted_metadata_are_counted_and_gated_by_rate(spark, gate_config) -> None:
+    """Canal UPDATEs whose ``old`` names an absent column are decoded from their rows, with the
+    warning OLD_NAMES_UNKNOWN_COLUMN counted in the run stats; above the warning rate the hour
+    fails, and a topic that allows the rate publishes them."""
+    from spark_jobs import publish
+    from spark_jobs.gates import run_gate
+    from spark_jobs.normalize import normalize_hour
+    from spark_jobs.tables import CHANGELOG, QUARANTINE, RUN_STATS, ensure_tables
+
+    ensure_tables(spark)
+    canal = [m for m in traffic.clean_messages() if m[0] == "it.canal"]
+    drifted: list[tuple[str, bytes | None, bytes | None]] = [
+        ("it.canal", None, _drifted_update(DRIFT_HOUR, i)) for i in (1, 2)]
+    traffic.write_hour(spark, DRIFT_HOUR, canal + drifted)
+    branch = publish.start_audit(spark, [CHANGELOG, QUARANTINE], DRIFT_HOUR)
+    summary = normalize_hour(spark, _formats(), DRIFT_HOUR, "r7", branch=branch)
+    assert summary.quarantined_messages == 0
+    stats = (spark.table(RUN_STATS).where(f"landed_hour = '{DRIFT_HOUR}' AND metric = 'warnings'")
+             .select("topic", "reason_code", "value").collect())
+    assert [tuple(r) for r in stats] == [("it.canal", "OLD_NAMES_UNKNOWN_COLUMN", 2)]
+    with pytest.raises(GateFailed) as failure:
+        run_gate(spark, gate_config, "changelog", DRIFT_HOUR, "r7", branch=branch)
+    rate = 2 / summary.change_rows
+    assert (f"changelog.topics: expect_column_pair_values_a_to_be_greater_than_b"
+            f"(warning_rate_max,warning_rate) observed 1 unexpected of 1 rows "
+            f"(sample {json.dumps([[0.05, rate]])}); offending rows (Kafka coordinates): it.canal") \
+        in str(failure.value)
+    assert str(failure.value).count("\n  - ") == 1
+
+    lenient = dataclasses.replace(gate_config, topics=tuple(
+        dataclasses.replace(t, warning_rate_max=0.5) if t.name == "it.canal" else t
+        for t in gate_config.topics))
+    run_gate(spark, lenient, "changelog", DRIFT_HOUR, "r8", branch=branch)
+    publish.publish(spark, [CHANGELOG, QUARANTINE], DRIFT_HOUR)
+    rows = [r for r in _hour_rows(spark, CHANGELOG, DRIFT_HOUR) if r["table_name"] == "drift"]
+    assert sorted((r["row_key"], r["before"], r["after"], r["warnings"]) for r in rows) == [
+        (f'["{i}"]', {"id": str(i), "name": "new"}, {"id": str(i), "name": "new"},
+         ["OLD_NAMES_UNKNOWN_COLUMN: 'old[0]' names column(s) ['nick'] that 'data[0]' does not have; "
+          "their old values are left out of the before image"]) for i in (1, 2)]
 
 
 def _quarantine_crash(spark, branch: str, detail: str) -> None:

@@ -91,5 +91,21 @@ def test_landed_mixed_hour_normalizes_exactly_and_reruns_identically(spark, conf
     per_metric: dict[str, int] = {}
     for r in stats:
         per_metric[r["metric"]] = per_metric.get(r["metric"], 0) + r["value"]
+    warned = sorted((r["topic"], r["reason_code"], r["value"]) for r in stats if r["metric"] == "warnings")
+    assert warned == sorted((topic, code, n) for (topic, code), n in _warning_codes(rows_2).items())
     assert per_metric == {"raw_messages": len(sent), "decoded_messages": len(sent) - 8,
-                          "control_messages": 3, "quarantined_messages": 5, "change_rows": len(rows_2)}
+                          "control_messages": 3, "quarantined_messages": 5, "change_rows": len(rows_2),
+                          "warnings": sum(n for *_, n in warned)}
+
+
+def _warning_codes(rows: list[dict]) -> dict[tuple[str, str], int]:
+    """The changelog rows' warnings per (topic, code), as a reader of the rows counts them."""
+    import re
+    from collections import Counter
+
+    codes: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        for text in row["warnings"] or []:
+            code = re.match(r"([A-Z][A-Z0-9_]*): ", text)
+            codes[(row["kafka_topic"], code.group(1) if code else "OTHER")] += 1
+    return dict(codes)

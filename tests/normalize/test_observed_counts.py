@@ -22,7 +22,7 @@ def test_observed_counts_groups_rows_messages_halves_and_declined() -> None:
         "t.dw|row|UPDATE|1100|users": 2,
         "t.dw|declined||0011|": 5,
     })
-    none = {"control_kind": None, "format_tried": None, "reason_code": None}
+    none = {"control_kind": None, "format_tried": None, "reason_code": None, "warned": 0}
     assert observed_counts(observed, FORMATS) == [
         {"msg_topic": "t.canal", "_kind": "row", "source_format": "canal_json", "op": "DELETE",
          "table_name": "", "half": False, **none, "outcomes": 2, "messages": 2},
@@ -62,7 +62,7 @@ def test_a_write_observes_its_counts_in_spark(spark) -> None:
     observation = Observation("counts")
     frame.observe(observation, F.call_function(jvm_decode.KEY_COUNTS, observed_key()).alias("counts")) \
         .write.format("noop").mode("overwrite").save()
-    none = {"control_kind": None, "format_tried": None, "reason_code": None}
+    none = {"control_kind": None, "format_tried": None, "reason_code": None, "warned": 0}
     assert observed_counts(observation.get["counts"], FORMATS) == [
         {"msg_topic": "t.canal", "_kind": "row", "source_format": "canal_json", "op": "INSERT",
          "table_name": "a|b", "half": False, **none, "outcomes": 4, "messages": 3},
