@@ -35,8 +35,13 @@ FUNCTION = f"{CATALOG}.fast_decode"
 KEY_COUNTS = "cdclake_key_counts"
 # The jar's function catalog class: the setting spark.sql.catalog.cdclake_jvm names it.
 CATALOG_CLASS = "cdclake.jvm.Functions"
-# The outcome kind of a message the fast path declined, in :func:`fast_outcomes` with ``outer``.
+# The outcome kinds of a message the fast path declined, in :func:`fast_outcomes` with ``outer``:
+# a shape it leaves to Python (null), or an exception inside it (an empty array: a bug).
 KIND_DECLINED = "declined"
+KIND_DECLINED_ERROR = "declined_error"
+DECLINED_KINDS = (KIND_DECLINED, KIND_DECLINED_ERROR)
+# The jar's decoder that always fails (FastDecode.FAILING_FORMAT), for tests; no topic can name it.
+FAILING_FORMAT = "cdclake_failing_decoder"
 # The operator's switch: "false" sends every message to the Python decoders.
 SWITCH = "spark.cdclake.decode.fastPath"
 # The formats with a fast path (FastDecode.DECODERS in the jar).
@@ -107,9 +112,9 @@ def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str,
                   outer: bool = False) -> DataFrame:
     """The outcome records (``decode_spark.OUTCOME_SCHEMA``) of the messages the fast path decoded:
     their change rows (``record_index`` each row's place), lineage from the message, the rest as a
-    Python decoder leaves it. With ``outer``, each message it declined (null or no rows) gives
-    one record too, of kind :data:`KIND_DECLINED` and without a row, so that a pass over the
-    records sees every message."""
+    Python decoder leaves it. With ``outer``, each message it declined gives one record too,
+    without a row, of kind :data:`KIND_DECLINED` (null) or :data:`KIND_DECLINED_ERROR` (an
+    exception: no rows), so that a pass over the records sees every message."""
     explode = F.posexplode_outer if outer else F.posexplode  # without outer: none for null
     rows = tried.select("*", explode("_fast").alias("_index", "_row"))
     fast = F.col("_row")
@@ -130,8 +135,9 @@ def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str,
         "kafka_timestamp": stamp, "source_sequence": fast["source_sequence"],
         "source_position": fast["source_position"], "transaction_id": fast["transaction_id"],
         "ddl": none.cast("string"), "warnings": F.array().cast("array<string>"),
-        "_kind": F.when(fast.isNull(), F.lit(KIND_DECLINED)).otherwise(F.lit(row_kind)) if outer
-        else F.lit(row_kind), "_first": F.col("_index") == 0, "_pair_key": fast["pair_key"],
+        "_kind": F.when(failed(), F.lit(KIND_DECLINED_ERROR)).when(fast.isNull(), F.lit(KIND_DECLINED))
+        .otherwise(F.lit(row_kind)) if outer else F.lit(row_kind),
+        "_first": F.col("_index") == 0, "_pair_key": fast["pair_key"],
         "_pair_role": fast["pair_role"], "control_kind": none.cast("string"),
         "format_tried": none.cast("string"), "reason_code": none.cast("string"),
         "reason_message": none.cast("string"), "msg_topic": F.col("topic"),
@@ -139,6 +145,11 @@ def fast_outcomes(tried: DataFrame, outcome_columns: list[str], row_kind: str,
         "msg_key": F.col("key"), "msg_value": none.cast("binary"),
     }
     return rows.select(*[values[name].alias(name) for name in outcome_columns])
+
+
+def failed() -> Column:
+    """True for the messages of :func:`with_fast_rows` the fast path declined on an exception."""
+    return F.col("_fast").isNotNull() & (F.size("_fast") == 0)
 
 
 def declined() -> Column:

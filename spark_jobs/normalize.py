@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -39,6 +40,8 @@ from spark_jobs.formats import errors as format_errors
 from spark_jobs.formats.base import PAIR_KEY, FormatOptions
 from spark_jobs.session import REUSED, empty_frame, local_frame
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
@@ -174,7 +177,7 @@ def observed_counts(observed: str, source_formats: Mapping[str, str]) -> list[Ou
     for key, count in json.loads(observed).items():
         topic, kind, op, flags, table_name = key.split("|", 4)
         half, first, no_op, no_table = (flag == "1" for flag in flags)
-        source_format = None if kind == jvm_decode.KIND_DECLINED else source_formats[topic]
+        source_format = None if kind in jvm_decode.DECLINED_KINDS else source_formats[topic]
         group = (topic, kind, source_format, None if no_op else op, None if no_table else table_name, half)
         outcomes[group] += count
         messages[group] += count if first else 0
@@ -239,6 +242,37 @@ def run_stats(raw_counts: Mapping[str, int], counts: list[OutcomeCount], paired:
     return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, **dict(zip(names, key, strict=True)),
              "value": value} for key, value in sorted(counts_by.items(), key=lambda kv: str(kv[0]))
             if value]
+
+
+# ops.run_stats metrics of the JVM fast path, per topic, by outcome kind: the messages it decoded,
+# declined by design (a shape it leaves to Python) and declined on an exception (a bug).
+FAST_PATH_METRICS = {KIND_ROW: "fast_decoded_messages", jvm_decode.KIND_DECLINED: "fast_declined_messages",
+                     jvm_decode.KIND_DECLINED_ERROR: "fast_failed_messages"}
+
+
+def fast_path_stats(fast_counts: list[OutcomeCount], hour: dt.datetime, run_id: str) -> list[dict[str, Any]]:
+    """Run-stats rows of the fast path (:data:`FAST_PATH_METRICS`) from :func:`observed_counts`.
+    A declined message is one record; a decoded one counts once, by its first row."""
+    totals: Counter[tuple[str, str]] = Counter()
+    for count in fast_counts:
+        metric = FAST_PATH_METRICS[count["_kind"]]
+        totals[(count["msg_topic"], metric)] += count["messages"] if count["_kind"] == KIND_ROW \
+            else count["outcomes"]
+    return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, "topic": topic, "metric": metric,
+             "source_format": None, "op": None, "table_name": None, "reason_code": None,
+             "control_kind": None, "value": value}
+            for (topic, metric), value in sorted(totals.items()) if value]
+
+
+def _log_fast_failures(tried: DataFrame, shown: int = 20) -> None:
+    """Log the Kafka coordinates of the messages the fast path declined on an exception (the
+    Spark server's log has the exceptions)."""
+    failed = (tried.where(jvm_decode.failed()).select("topic", "partition", "offset")
+              .orderBy("topic", "partition", "offset").limit(shown).collect())
+    log.warning("the JVM fast path failed on message(s) %s%s; the Python decoders decided them, and the "
+                "Spark server's log names the exception (a bug to report)",
+                ", ".join(f"{r['topic']}/{r['partition']}@{r['offset']}" for r in failed),
+                f" (the first {shown})" if len(failed) == shown else "")
 
 
 def reconcile(stats: list[dict]) -> dict[str, dict[str, int]]:
@@ -320,12 +354,14 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             formats_of = {topic: spec[0] for topic, spec in fast.items()}
             fast_counts = observed_counts(observation.get["counts"], formats_of) if fast_topics else []
         with _timed(seconds, "declined_pairs"):
-            again = sorted({c["msg_topic"] for c in fast_counts if c["_kind"] == jvm_decode.KIND_DECLINED
+            again = sorted({c["msg_topic"] for c in fast_counts if c["_kind"] in jvm_decode.DECLINED_KINDS
                             or c["half"]})
-            counts += [c for c in fast_counts if c["_kind"] != jvm_decode.KIND_DECLINED]
+            counts += [c for c in fast_counts if c["_kind"] not in jvm_decode.DECLINED_KINDS]
             declined, redecoded = empty_outcomes, empty_outcomes
             if again:
                 tried = persisted(jvm_decode.with_fast_rows(source.where(F.col("topic").isin(again)), fast))
+                if any(c["_kind"] == jvm_decode.KIND_DECLINED_ERROR for c in fast_counts):
+                    _log_fast_failures(tried)
                 declined = persisted(declined_outcomes(tried, python_decoded))
                 counts += outcome_counts(declined)
                 redecoded = jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW)
@@ -339,7 +375,8 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             # Warnings are rare: their codes are counted only in an hour that has some.
             warned = warning_counts(python.unionByName(declined)) \
                 if any(c.get("warned") for c in counts) else None
-            stats = run_stats(raw_counts, counts, paired, hour, run_id, warned)
+            stats = run_stats(raw_counts, counts, paired, hour, run_id, warned) + \
+                fast_path_stats(fast_counts, hour, run_id)
             totals = reconcile(stats)
 
         def total(metric: str) -> int:

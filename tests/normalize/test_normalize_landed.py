@@ -9,6 +9,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from spark_jobs import jvm_decode
 from spark_jobs.decode_spark import TopicFormat
 from spark_jobs.formats import get_decoder
 from spark_jobs.formats.base import FormatOptions
@@ -93,9 +94,18 @@ def test_landed_mixed_hour_normalizes_exactly_and_reruns_identically(spark, conf
         per_metric[r["metric"]] = per_metric.get(r["metric"], 0) + r["value"]
     warned = sorted((r["topic"], r["reason_code"], r["value"]) for r in stats if r["metric"] == "warnings")
     assert warned == sorted((topic, code, n) for (topic, code), n in _warning_codes(rows_2).items())
+    # The fast path: every message of a topic whose format has one is decoded or declined there.
+    fast = {(r["topic"], r["metric"]): r["value"] for r in stats if r["metric"].startswith("fast_")}
+    fast_topics = [t for t, f in mixed_traffic.TOPIC_FORMATS.items() if f in jvm_decode.FAST_FORMATS]
+    raw_of = {t: sum(1 for topic, _offset in sent if topic == t) for t in fast_topics}
+    assert {t: fast.get((t, "fast_decoded_messages"), 0) + fast.get((t, "fast_declined_messages"), 0)
+            for t in fast_topics} == raw_of
+    assert {topic for topic, _ in fast} == set(fast_topics)
+    assert not any(metric == "fast_failed_messages" for _, metric in fast)
     assert per_metric == {"raw_messages": len(sent), "decoded_messages": len(sent) - 8,
                           "control_messages": 3, "quarantined_messages": 5, "change_rows": len(rows_2),
-                          "warnings": sum(n for *_, n in warned)}
+                          "warnings": sum(n for *_, n in warned), "fast_decoded_messages": 8,
+                          "fast_declined_messages": 10}
 
 
 def _warning_codes(rows: list[dict]) -> dict[tuple[str, str], int]:

@@ -2,6 +2,9 @@ package cdclake.jvm;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
@@ -22,7 +25,9 @@ import org.apache.spark.unsafe.types.UTF8String;
  * decoder here takes only the common shape of its format, where its rules are few and plain, and
  * gives exactly the Python decoder's row for it. Anything else it <em>declines</em> (returns
  * null) and the message goes to the Python decoder, which also owns every rejection: a message
- * is never quarantined or dropped here. {@code spark_jobs/jvm_decode.py} routes the messages and
+ * is never quarantined or dropped here. An exception inside a decoder is a bug, not a shape: it
+ * declines too, but with an empty array, so that the run stats count it apart and the pipeline
+ * logs the message's coordinates (this JVM logs the exception). {@code spark_jobs/jvm_decode.py} routes the messages and
  * builds the change rows from the returned structs ({@link Rows#SCHEMA_DDL}); the fixture suite
  * checks that both paths give the same rows.
  *
@@ -42,6 +47,11 @@ public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayDa
     /** The function's name in {@link Functions}. */
     static final String NAME = "fast_decode";
     private static final DataType RESULT = DataType.fromDDL("array<struct<" + Rows.SCHEMA_DDL + ">>");
+    // java.util.logging: Spark routes it to its own log (jul-to-slf4j), without a dependency here.
+    private static final Logger LOG = Logger.getLogger(FastDecode.class.getName());
+    private static final AtomicLong FAILURES = new AtomicLong();
+    /** The format id of the always failing decoder ({@code jvm_decode.FAILING_FORMAT}). */
+    static final String FAILING_FORMAT = "cdclake_failing_decoder";
 
     /** One format's fast path: the change rows of {@code value}, or null to decline. */
     interface Decoder {
@@ -59,7 +69,12 @@ public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayDa
             UTF8String.fromString("drs_json"),
             (value, key, zone) -> CanalFamily.decode(CanalFamily.DRS_JSON, value, zone),
             UTF8String.fromString("cloudcanal_json"),
-            (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone));
+            (value, key, zone) -> CanalFamily.decode(CanalFamily.CLOUDCANAL_JSON, value, zone),
+            // Not a format (the configuration accepts only the Python registry's): a decoder that
+            // always fails, for the tests of what a failing fast path does.
+            UTF8String.fromString(FAILING_FORMAT), (value, key, zone) -> {
+                throw new IllegalStateException("a decoder that always fails");
+            });
 
     /**
      * The change rows of one message, or null to decline: what Spark's generated code calls
@@ -72,9 +87,16 @@ public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayDa
         }
         try {
             List<InternalRow> rows = decoder.decode(value, key, zone == null ? null : zone.toString());
-            return rows == null ? null : new GenericArrayData(rows.toArray());
+            return rows == null || rows.isEmpty() ? null : new GenericArrayData(rows.toArray());
         } catch (RuntimeException e) {
-            return null; // whatever surprised the fast path, the reference decoder decides
+            // The reference decoder decides the message; the exception is logged, a bug that
+            // hits every message only now and then.
+            long failures = FAILURES.incrementAndGet();
+            if (failures <= 10 || failures % 10_000 == 0) {
+                LOG.log(Level.WARNING, "fast path of " + format + " failed (" + failures
+                        + " time(s) in this JVM); the Python decoder decides the message", e);
+            }
+            return new GenericArrayData(new Object[0]);
         }
     }
 
