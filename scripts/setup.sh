@@ -58,7 +58,7 @@ fetch_jars kafka
 
 build_jvm() {  # jvm/ (the JVM fast path of decoding) -> .jars/spark/cdclake-jvm.jar
   local out=$ROOT/.jars/spark/cdclake-jvm.jar stamp=$ROOT/.jars/spark/.cdclake-jvm-sha256
-  local want; want=$(find jvm/pom.xml jvm/src -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
+  local want; want=$(find jvm/pom.xml jvm/src spark_jobs/fast_path.json -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
   if [ -f "$out" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     log "JVM fast path up to date"
     return

@@ -18,8 +18,10 @@ The Spark setting ``spark.cdclake.decode.fastPath=false`` (``spark.conf`` in the
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import replace
+from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -44,9 +46,11 @@ DECLINED_KINDS = (KIND_DECLINED, KIND_DECLINED_ERROR)
 FAILING_FORMAT = "cdclake_failing_decoder"
 # The operator's switch: "false" sends every message to the Python decoders.
 SWITCH = "spark.cdclake.decode.fastPath"
-# The formats with a fast path (FastDecode.DECODERS in the jar).
-FAST_FORMATS = frozenset({"maxwell_json", "oms_default", "canal_json", "drs_json", "cloudcanal_json",
-                          "dataworks_json", "debezium_json", "drs_mongo"})
+# The formats with a fast path and its change-row struct: one file for the jar and this module.
+FAST_PATH_SPEC = Path(__file__).with_name("fast_path.json")
+_SPEC = json.loads(FAST_PATH_SPEC.read_text())
+FAST_FORMATS = frozenset(_SPEC["formats"])
+ROW_SCHEMA: str = _SPEC["row_schema"]
 # Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (decoding.MIN/MAX_MICROS).
 _MIN_MICROS, _MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999
 

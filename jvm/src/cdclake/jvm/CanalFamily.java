@@ -139,6 +139,9 @@ final class CanalFamily {
         Map<String, String> types = new LinkedHashMap<>();
         columns.forEach((name, column) -> types.put(name, column.logical()));
         Object gtid = format.gtidPosition() ? doc.get("gtid") : null;
+        if (gtid instanceof Json.Num) {
+            return null; // Python reads a number's text as the position: its text as sent
+        }
         String position = gtid instanceof String text && !text.isEmpty() ? text : null;
         Rows.Table where = new Rows.Table(null, (String) database, (String) schema, tableName);
         Rows.Lineage lineage = new Rows.Lineage(eventTime, sequence, position, null);

@@ -181,6 +181,9 @@ final class DebeziumSchema {
     private static Spec decimal(Map<?, ?> params) {
         Object rawScale = params == null ? null : params.get("scale");
         Object rawPrecision = params == null ? null : params.get("connect.decimal.precision");
+        if (rawScale == null && params != null && params.containsKey("scale")) {
+            return null; // a null scale: Python rejects the schema
+        }
         String scaleText = rawScale == null ? "0" : integerText(rawScale, SCALE);
         String precision = rawPrecision == null ? null : integerText(rawPrecision, PRECISION);
         if (scaleText == null || rawPrecision != null && precision == null) {

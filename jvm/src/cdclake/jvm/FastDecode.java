@@ -2,6 +2,8 @@ package cdclake.jvm;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -75,6 +77,17 @@ public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayDa
             UTF8String.fromString(FAILING_FORMAT), (value, key, zone) -> {
                 throw new IllegalStateException("a decoder that always fails");
             });
+
+    static {
+        // The formats of fast_path.json, which the Python side routes here, each have a decoder.
+        Set<String> named = new TreeSet<>();
+        DECODERS.keySet().forEach(format -> named.add(format.toString()));
+        named.remove(FAILING_FORMAT);
+        if (!named.equals(new TreeSet<>(FastPath.FORMATS))) {
+            throw new IllegalStateException("fast_path.json names " + FastPath.FORMATS
+                    + " but the jar decodes " + named);
+        }
+    }
 
     /**
      * The change rows of one message, or null to decline: what Spark's generated code calls

@@ -20,13 +20,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@link #change} turns them into Spark's own values (UTF-8 strings, array and map data).
  */
 final class Rows {
-    /** The Spark type of the struct; {@code spark_jobs/jvm_decode.py} declares the same. */
-    static final String SCHEMA_DDL = "op string, db_type string, database string, "
-            + "schema_name string, table_name string, primary_key_columns array<string>, "
-            + "row_key string, before map<string,string>, after map<string,string>, "
-            + "after_is_full boolean, column_types map<string,string>, event_time bigint, "
-            + "produced_time bigint, source_sequence string, source_position string, "
-            + "transaction_id string, pair_key string, pair_role string";
+    /** The Spark type of the struct, from {@code fast_path.json} (the order {@link #change} fills). */
+    static final String SCHEMA_DDL = FastPath.ROW_SCHEMA;
 
     /** Epoch microseconds of 0001-01-01 and 9999-12-31T23:59:59.999999 (what a row can hold). */
     static final long MIN_MICROS = -62_135_596_800_000_000L;
