@@ -80,7 +80,7 @@ def cdclake_hourly() -> None:
     land = CdclakeSparkJobOperator(
         task_id="land", job="land", outlets=[RAW],
         extra_args=["--plan-file", "{{ ti.xcom_pull(task_ids='plan') }}", RELAND_FLAG],
-        **lakehouse_write_args())
+        preload_gates=True, **lakehouse_write_args())
     validate_raw = CdclakeSparkJobOperator(
         task_id="validate_raw", job="validate", extra_args=["--stage", "raw"], **GATE_ARGS)
     normalize = CdclakeSparkJobOperator(

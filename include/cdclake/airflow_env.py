@@ -47,6 +47,11 @@ def admin_password(config: PipelineConfig) -> str:
 SQLITE_CONNECT_ARGS: dict[str, object] = {"timeout": 60}
 
 
+# Set for ``airflow dags test`` runs (``cdclake run``), whose tasks run one after another in one
+# process: a task may then prepare what a later one needs (CdclakeSparkJobOperator.preload_gates).
+TASKS_IN_ONE_PROCESS = "CDCLAKE_TASKS_IN_ONE_PROCESS"
+
+
 def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> dict[str, str]:
     """Environment variables for an Airflow process of this state folder."""
     env = dict(os.environ if base is None else base)

@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from cdclake.airflow_env import airflow_binary, airflow_env, airflow_home, ensure_airflow_db
+from cdclake.airflow_env import (
+    TASKS_IN_ONE_PROCESS,
+    airflow_binary,
+    airflow_env,
+    airflow_home,
+    ensure_airflow_db,
+)
 from cdclake.config import PipelineConfig, load_config
 from cdclake.exceptions import CdclakeError
 from spark_jobs.cli_args import hour_text, parse_hour
@@ -84,8 +90,8 @@ def run_hour(config: PipelineConfig, hour: dt.datetime, log_dir: Path,
     if conf:
         command += ["--conf", json.dumps(conf)]
     with log.open("w") as out:
-        result = subprocess.run(command, env=airflow_env(config), stdout=out, stderr=subprocess.STDOUT,
-                                check=False)
+        result = subprocess.run(command, env={**airflow_env(config), TASKS_IN_ONE_PROCESS: "1"}, stdout=out,
+                                stderr=subprocess.STDOUT, check=False)
     text = log.read_text(errors="replace")
     if result.returncode != 0 or "state=success" not in text.split("DagRun Finished")[-1]:
         raise RunFailed(f"hour {hour_text(hour)} failed; log: {log}\n" + "\n".join(failure_lines(text)))
