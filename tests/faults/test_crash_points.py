@@ -22,11 +22,10 @@ from typing import Any
 import pytest
 
 from tests.compaction.changes import BASE, Changes, hour, write_hour
-from tests.faults.crash import CrashAt, InjectedCrash
+from tests.faults.crash import COMMIT, CrashAt, InjectedCrash
 
 pytestmark = pytest.mark.slow
 
-COMMIT = r"^\s*(MERGE|INSERT|DELETE|UPDATE|ALTER|CALL|CREATE)\b"
 FIRST_HOUR = 1000  # the golden run's hours, then one first hour for all crash runs, then theirs
 
 
