@@ -107,6 +107,7 @@ COMMAND_MODULES = (
     "cdclake.quarantine_cli", # quarantine summary|replay
     "cdclake.query",          # query
     "cdclake.hours_cli",      # hours
+    "cdclake.tables_cli",     # tables
     "cdclake.sql_cli",        # sql
     "cdclake.demo",           # demo
     "cdclake.airflow_cli",    # airflow start|stop|status

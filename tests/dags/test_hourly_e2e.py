@@ -230,6 +230,30 @@ def test_every_hour_shows_landed_gated_compacted_and_published(pipeline) -> None
     assert all(published[h] >= 2 for h in HOURS)  # the changelog and the quarantine at least
 
 
+def test_tables_lists_every_table_with_its_rows_snapshot_source_and_last_published_hour(pipeline) -> None:
+    """`cdclake tables` (snapshot summaries, no scan) against full scans through `cdclake query`,
+    and the catalog's own snapshots."""
+    from cdclake.catalog import open_catalog
+    from cdclake.tables_cli import COLUMNS, table_rows
+
+    catalog = open_catalog(pipeline)
+    listed = {row[0]: dict(zip(COLUMNS, row, strict=True)) for row in table_rows(pipeline)}
+    names = sorted(f"{ns[0]}.{t}" for ns in catalog.list_namespaces() for _n, t in catalog.list_tables(ns))
+    assert sorted(listed) == names
+    for name, shown in listed.items():
+        assert shown["rows"] == _rows(pipeline, f"SELECT count(*) FROM {name}")[0][0], name
+        snapshot = catalog.load_table(name).current_snapshot()
+        assert shown["snapshot_id"] == (snapshot.snapshot_id if snapshot else None), name
+        assert shown["data_bytes"] > 0 or shown["rows"] == 0, name
+    last = HOURS[-1].strftime("%Y-%m-%dT%H:00:00Z")
+    assert listed["cdc.changelog"]["last_published_hour"] == last  # every hour publishes it
+    assert listed["raw.kafka_messages"]["last_published_hour"] is None  # landing does not publish
+    products = listed["current.shop__products"]
+    assert (products["rows"], products["topic"], products["format"], products["source_table"]) == (
+        2, "demo.canal", "auto", "shop.products")
+    assert products["last_published_hour"] in {h.strftime("%Y-%m-%dT%H:00:00Z") for h in HOURS}
+
+
 def test_rerunning_the_middle_hour_changes_nothing(pipeline) -> None:
     from cdclake.run_cli import run_range
 
