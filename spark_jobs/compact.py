@@ -56,8 +56,9 @@ images or ``ALTER TABLE ... ADD COLUMN`` DDL) are added; an ADD COLUMN's SQL typ
 column no change declares (vendors type some SQL types otherwise in their rows), and a column that
 holds no value yet takes the type its first values declare; types are widened by a commutative join;
 a change that cannot be represented (string vs bigint, a value that does not fit its column)
-fails that table with :class:`IncompatibleSchemaChange` — nothing of it is written — while the other
-tables of the hour are still compacted; the summary lists the failures. One exception: a MySQL zero
+fails that table with :class:`IncompatibleSchemaChange` — nothing of it is published — while the
+other tables of the hour are still compacted; the summary lists the failures, and the failed
+table is held back until it compacts again (see ``held_tables``). One exception: a MySQL zero
 date (``0000-00-00``, a zero month or day) in a date or timestamp column is NULL there, as Debezium
 gives it; the changelog keeps the text and the decoder's warning. MongoDB collections (``db_type``
 MongoDB, from DRS, Debezium or DTS) are schemaless: one field may hold an int in one document and
@@ -93,8 +94,10 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
+from spark_jobs import held_tables
 from spark_jobs.formats.base import key_of
 from spark_jobs.formats.values import logical_type_from_sql_name
+from spark_jobs.held_tables import Hold
 from spark_jobs.identifiers import (
     NO_DATABASE,
     PURGED_BEFORE_PROPERTY,
@@ -174,6 +177,7 @@ class CompactionSummary:
     hour: dt.datetime
     run_id: str
     tables: list[TableResult] = field(default_factory=list)
+    held: list[Hold] = field(default_factory=list)  # the tables held back after this hour
 
     @property
     def failures(self) -> list[TableResult]:
@@ -858,11 +862,13 @@ def apply_truncate(spark: SparkSession, table: str, truncate_key: str) -> None:
 def compact_table(spark: SparkSession, source_table: SourceTable,
                   hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
                   hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG,
-                  hour_kinds: Sequence[Row] | None = None, topic: str | None = None) -> TableResult:
+                  hour_kinds: Sequence[Row] | None = None, topic: str | None = None,
+                  through: dt.datetime | None = None) -> TableResult:
     """Apply one source table's changes of the hour (see the module docstring). ``hour_kinds``:
     the table's events counted by kind (``kind``, ``n``, newest ``k``), when counted already;
     ``topic``: the one topic the table's changes come from (the hour's, checked against the
-    table's)."""
+    table's); ``through``: the newest landing hour among the changes when they span several (a
+    held table catching up, see ``held_tables``)."""
     database, schema, table_name = source_table
     table = current_table_name(database, table_name, schema)
     source = source_label(database, table_name, schema)
@@ -898,6 +904,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES ('{CASE_FOLDED_PROPERTY}'='true')")
     stored_truncate = properties.get(TRUNCATE_PROPERTY)
     hour_label = hour.strftime("%Y-%m-%dT%H:00:00Z")
+    through_label = max(hour, through or hour).strftime("%Y-%m-%dT%H:00:00Z")
     compacted_through = properties.get(COMPACTED_THROUGH_PROPERTY)
     # A re-run or an out-of-order hour: later hours may hold changes of its keys (whose tombstones
     # may be purged by now), so every key is recomputed from its whole history.
@@ -986,7 +993,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         # hour afterwards resurrected deleted rows.
         if not replay:
             spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES "
-                      f"('{COMPACTED_THROUGH_PROPERTY}'={_literal(hour_label)})")
+                      f"('{COMPACTED_THROUGH_PROPERTY}'={_literal(through_label)})")
     finally:
         results.unpersist()
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
@@ -1024,14 +1031,18 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     """Apply the changelog rows landed in ``hour`` to the current-state tables they touch.
 
     A table that fails (collision, incompatible schema change, any Spark error) is reported in
-    the summary and left unchanged by its remaining steps; the other tables are still compacted.
-    Database-level changes (no table name) make no table.
+    the summary, left unchanged by its remaining steps and held back (``held_tables``); the other
+    tables are still compacted. A held table is tried again in every later hour with all its
+    changes since the hour it was held from. Database-level changes (no table name) make no table.
     """
     options = options or CompactionOptions()
     ensure_tables(spark)
     changes = spark.table(changelog).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
     changes = table_space(changes, options.table_prefixes).persist(REUSED)
     summary = CompactionSummary(hour, run_id)
+    holds = held_tables.read(spark)
+    n_held = len(holds)
+    failed: list[SourceTable] = []
     try:
         topics: dict[SourceTable, set[str]] = {}
         for r in changes.select("database", F.expr(SOURCE_SCHEMA_SQL).alias("source_schema"), "table_name",
@@ -1039,7 +1050,8 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             if _names_a_table(r["table_name"]):
                 topics.setdefault((r["database"], r["source_schema"], r["table_name"]), set()).add(
                     r["kafka_topic"])
-        sources = sorted(topics, key=lambda s: tuple(str(part) for part in s))
+        catching_up = {s: h for s, h in holds.items() if h.since <= hour}
+        sources = sorted(set(topics) | set(catching_up), key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
         events = change_events(changes).persist(REUSED)
         kinds = _kinds_by_table(events)
@@ -1052,28 +1064,90 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             database, schema, table_name = source_table
             table = current_table_name(database, table_name, schema)
             label = source_label(database, table_name, schema)
+            hold = catching_up.get(source_table)
             try:
                 if table in collisions:
                     raise IdentifierCollision(
                         f"source tables {collisions[table]} all map to {table}; rename one of them "
                         "(or set a distinct database) so each has its own current table")
-                if len(topics[source_table]) > 1:
-                    raise IdentifierCollision(_two_topics(label, sorted(topics[source_table])))
-                [topic] = topics[source_table]
-                declared = _declared_for(changes, source_table) if declared_all is None \
-                    else declared_all.get(source_table, {})
-                summary.tables.append(compact_table(spark, source_table, changes, events, declared, hour,
-                                                    options, changelog, kinds.get(source_table, []),
-                                                    topic))
+                if hold is not None:
+                    result = _catch_up(spark, source_table, hold.since, hour, options, changelog)
+                else:
+                    if len(topics[source_table]) > 1:
+                        raise IdentifierCollision(_two_topics(label, sorted(topics[source_table])))
+                    [topic] = topics[source_table]
+                    declared = _declared_for(changes, source_table) if declared_all is None \
+                        else declared_all.get(source_table, {})
+                    result = compact_table(spark, source_table, changes, events, declared, hour,
+                                           options, changelog, kinds.get(source_table, []), topic)
+                if hold is not None:
+                    del holds[source_table]  # caught up
             except (CompactionError, IdentifierCollision) as exc:
-                summary.tables.append(TableResult(label, table, "FAILED", 0, message=str(exc)))
+                result = TableResult(label, table, "FAILED", 0, message=str(exc))
+                failed.append(source_table)
             except Exception as exc:  # one table's Spark error never stops the others
-                summary.tables.append(TableResult(label, table, "FAILED", 0,
-                                                  message=f"{type(exc).__name__}: {_first_line(exc)}"))
+                result = TableResult(label, table, "FAILED", 0,
+                                     message=f"{type(exc).__name__}: {_first_line(exc)}")
+                failed.append(source_table)
+            summary.tables.append(result)
         events.unpersist()
     finally:
         changes.unpersist()
+    _hold_failures(spark, summary, holds, failed, released=len(holds) < n_held)
     return summary
+
+
+def _catch_up(spark: SparkSession, source_table: SourceTable, since: dt.datetime, hour: dt.datetime,
+              options: CompactionOptions, changelog: str) -> TableResult:
+    """Compact a held table with every change of it landed from ``since`` on (see ``held_tables``)."""
+    database, schema, table_name = source_table
+    label = source_label(database, table_name, schema)
+    since_then = spark.table(changelog).where(F.col("landed_hour") >= F.lit(since).cast("timestamp"))
+    pending = table_space(since_then, options.table_prefixes)
+    pending = pending.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL))).persist(REUSED)
+    try:
+        spans = pending.groupBy("kafka_topic").agg(F.max("landed_hour").alias("newest")).collect()
+        if len(spans) > 1:
+            raise IdentifierCollision(_two_topics(label, sorted(r["kafka_topic"] for r in spans)))
+        topic = spans[0]["kafka_topic"] if spans else None
+        newest = spans[0]["newest"] if spans else None
+        events = change_events(pending).persist(REUSED)
+        try:
+            return compact_table(spark, source_table, pending, events, _declared_for(pending, source_table),
+                                 hour, options, changelog, None, topic, through=newest)
+        finally:
+            events.unpersist()
+    finally:
+        pending.unpersist()
+
+
+def _hold_failures(spark: SparkSession, summary: CompactionSummary, holds: dict[SourceTable, Hold],
+                   failed: Sequence[SourceTable], released: bool) -> None:
+    """Hold back the hour's ``failed`` tables (``holds`` no longer has those that caught up) and
+    drop what a failed table wrote to the hour's audit branch: none of it is published."""
+    results = {(t.source, t.table): t for t in summary.failures}
+    for source_table in failed:
+        database, schema, table_name = source_table
+        failure = results[(source_label(database, table_name, schema),
+                           current_table_name(database, table_name, schema))]
+        earlier = holds.get(source_table)
+        since = min(earlier.since, summary.hour) if earlier else summary.hour
+        holds[source_table] = Hold(source_table, failure.table, failure.source, since, summary.hour,
+                                   failure.message, summary.run_id)
+        _drop_audit_branch(spark, failure.table)
+    summary.held = sorted(holds.values(), key=lambda h: h.table)
+    if failed or released:
+        held_tables.write(spark, summary.held)
+
+
+def _drop_audit_branch(spark: SparkSession, table: str) -> None:
+    branch = spark.conf.get(held_tables.WAP_BRANCH, None)
+    if not branch:
+        return
+    for name in (table, tombstone_table_name(table)):
+        if _table_exists(spark, name):
+            qualified = quote_table(in_catalog(spark, name))
+            spark.sql(f"ALTER TABLE {qualified} DROP BRANCH IF EXISTS {quote(branch)}")
 
 
 def _two_topics(source: str, topics: Sequence[str]) -> str:

@@ -5,8 +5,9 @@ one on the configured server.
 
     python spark_jobs/compact_job.py --hour 2024-01-01T10:00:00Z --run-id manual__1
 
-Prints the summary as JSON; exits 1 when any table failed (the others were still compacted), so
-the task fails and the gate reports the tables and reasons.
+Prints the summary as JSON. A table that failed is held back (``spark_jobs.held_tables``): the job
+names it on stderr and in ``ops.hour_status`` (``PARTIAL``), the current gate reports it, and the
+hour's other tables are published; the job still succeeds.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
         finally:
             spark.conf.unset("spark.wap.branch")
     failures = "; ".join(f"{f.table}: {f.message}" for f in summary.failures)
-    hour_status.record(spark, hour, hour_status.COMPACT, run_id, "FAILED" if failures else "OK",
+    hour_status.record(spark, hour, hour_status.COMPACT, run_id,
+                       hour_status.PARTIAL if failures else hour_status.OK,
                        [(t.table, None) for t in summary.tables if t.status == "OK"], failures or None)
     return summary
 
@@ -54,7 +56,7 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
 def summary_json(summary: CompactionSummary) -> str:
     return json.dumps({"hour": hour_text(summary.hour), "run_id": summary.run_id,
                        "tables": [asdict(t) for t in summary.tables],
-                       "failed": len(summary.failures)})
+                       "failed": len(summary.failures), "held": [h.line() for h in summary.held]})
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
@@ -68,9 +70,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         summary = run(spark, config, args.hour, args.run_id, args.branch)
         print(summary_json(summary))
         for failure in summary.failures:
-            print(f"compaction failed for {failure.source} ({failure.table}): {failure.message}",
+            print(f"compaction failed for {failure.source} ({failure.table}), held back: {failure.message}",
                   file=sys.stderr)
-        return 1 if summary.failures else 0
+        return 0
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.exceptions import ConfigError, GateFailed
-from spark_jobs import gate_frames
+from spark_jobs import gate_frames, held_tables
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, prefixed_database, source_schema, tombstone_table_name
 from spark_jobs.publish import current_tables, tables_with_branch
@@ -92,6 +92,8 @@ class ExpectationOutcome:
     offending: tuple[str, ...] = ()
     # Numeric values of the sample of unexpected rows (for a diagnosis such as a zone offset).
     sample: tuple[float, ...] = ()
+    # False for a table held back by compaction: shown and recorded, the others still publish.
+    blocking: bool = True
 
     def line(self) -> str:
         where = f"{self.suite} [{self.target}]" if self.target else self.suite
@@ -113,7 +115,11 @@ class GateReport:
 
     @property
     def failed(self) -> list[ExpectationOutcome]:
-        return [o for o in self.outcomes if not o.success]
+        return [o for o in self.outcomes if not o.success and o.blocking]
+
+    @property
+    def held(self) -> list[ExpectationOutcome]:
+        return [o for o in self.outcomes if not o.success and not o.blocking]
 
     @property
     def success(self) -> bool:
@@ -121,11 +127,15 @@ class GateReport:
 
     def summary(self) -> str:
         hour = self.hour.strftime("%Y-%m-%dT%H:00:00Z")
-        head = (f"{self.stage} gate for hour {hour} (run {self.run_id}): "
-                f"{len(self.outcomes) - len(self.failed)} of {len(self.outcomes)} expectations passed")
+        passed = len(self.outcomes) - len(self.failed) - len(self.held)
+        head = f"{self.stage} gate for hour {hour} (run {self.run_id}): {passed} of {len(self.outcomes)} " \
+               "expectations passed"
+        held = [f"  - {o.target}: {o.observed}" for o in self.held]
+        if held:
+            head += f"; {len(held)} table(s) held back (the others publish):\n" + "\n".join(held)
         if self.success:
             return head
-        lines = [head + "; failed:"] + [f"  - {o.line()}" for o in self.failed]
+        lines = [head + ("\nfailed:" if held else "; failed:")] + [f"  - {o.line()}" for o in self.failed]
         where = f"on branch {self.branch}" if self.branch else "in the tables"
         lines.append(f"Nothing was published: analysts' tables (main) are unchanged and the audited data "
                      f"stays {where} for inspection. Fix the data (or the threshold under gates: in the "
@@ -471,12 +481,24 @@ def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.d
         _render_after_error(runner, run_name)
         raise
     runner.build_docs()
+    if stage == "current":
+        outcomes.extend(held_outcomes(spark, branch))
     report = GateReport(stage, hour, run_id, branch, tuple(outcomes))
     write_gate_results(spark, report, now)
     if not report.success:
         raise GateFailed(report.summary())
     log.info("%s", report.summary())
     return report
+
+
+HELD_EXPECTATION = "current_table_compacted"
+
+
+def held_outcomes(spark: SparkSession, branch: str | None) -> list[ExpectationOutcome]:
+    """A failed, non-blocking outcome for each current table held back (see ``held_tables``)."""
+    return [ExpectationOutcome("current.compaction", hold.table, HELD_EXPECTATION, None, {}, False,
+                               hold.reason(), blocking=False)
+            for hold in sorted(held_tables.read(spark, branch).values(), key=lambda h: h.table)]
 
 
 def _render_after_error(runner: GateRunner, run_name: str) -> None:
@@ -502,7 +524,8 @@ def write_gate_results(spark: SparkSession, report: GateReport, validated_at: dt
     """Replace the stage's rows of the hour in ``ops.gate_results`` (one row per expectation)."""
     rows = [(report.stage, report.hour, report.run_id, o.suite, o.expectation, o.column, o.success,
              o.observed, json.dumps({"kwargs": o.kwargs, "table": o.target, "branch": report.branch,
-                                     "offending_rows": list(o.offending)}, default=str, sort_keys=True),
+                                     "offending_rows": list(o.offending), "held": not o.blocking},
+                                    default=str, sort_keys=True),
              validated_at) for o in report.outcomes]
     frame = local_frame(spark, rows, spark.table(GATE_RESULTS).schema)
     replace_small(frame, GATE_RESULTS,

@@ -3,8 +3,8 @@
 Landing, normalize and the gates keep their own records (``ops.offset_ledger``, ``ops.run_stats``,
 ``ops.gate_results``); compaction and publish record theirs here, a row per hour and stage:
 
-* ``compact``: ``OK`` or ``FAILED`` (the failed tables and why in ``message``), with the current
-  tables the hour wrote;
+* ``compact``: ``OK``, or ``PARTIAL`` when some tables failed and are held back (which and why in
+  ``message``; see ``held_tables``), with the current tables the hour wrote;
 * ``publish``: ``PUBLISHING`` with the tables about to be published, before the first
   fast-forward, then ``PUBLISHED`` with each table and the snapshot id its ``main`` then holds.
   An hour left ``PUBLISHING`` was interrupted: running publish again completes it.
@@ -25,6 +25,7 @@ from spark_jobs.session import local_frame
 from spark_jobs.tables import HOUR_STATUS, replace_small
 
 COMPACT, PUBLISH = "compact", "publish"
+OK, PARTIAL = "OK", "PARTIAL"
 PUBLISHING, PUBLISHED = "PUBLISHING", "PUBLISHED"
 
 

@@ -1,7 +1,7 @@
 """Write-audit-publish with Iceberg branches: analysts only ever read hours that passed their gates.
 
 For an hour, every table the hour writes to and analysts read (``cdc.changelog``,
-``cdc.quarantine`` and the ``current.*`` tables compaction touches) gets an audit branch
+``cdc.quarantine``, ``cdc.held_tables`` and the ``current.*`` tables compaction touches) gets an audit branch
 ``audit_<yyyymmdd>T<hh>`` made from ``main``'s current snapshot (:func:`start_audit`). The jobs
 write the hour to that branch (``normalize.table_ref(table, branch)``), the gates validate the
 branch, and :func:`publish` fast-forwards ``main`` to it and drops it. Spark SQL (``spark.table``,
@@ -37,11 +37,13 @@ from pyspark.sql import SparkSession
 
 from spark_jobs import hour_status
 from spark_jobs.identifiers import quote_table
-from spark_jobs.tables import CHANGELOG, QUARANTINE, in_catalog
+from spark_jobs.tables import CHANGELOG, HELD_TABLES, QUARANTINE, in_catalog
 
 log = logging.getLogger(__name__)
 
-AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # plus the current.* tables an hour touches
+AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # branched when an attempt begins
+# Branched by compaction's first write to them, like the current.* tables an hour touches.
+COMPACTION_TABLES = (HELD_TABLES,)
 CURRENT_NAMESPACE = "current"
 
 
@@ -168,5 +170,6 @@ def audited_tables(spark: SparkSession, hour: dt.datetime,
 
 
 def audit_candidates(spark: SparkSession) -> list[str]:
-    """Every table an hour may audit: the changelog, the quarantine and the current.* tables."""
-    return [*AUDITED_TABLES, *current_tables(spark)]
+    """Every table an hour may audit: the changelog, the quarantine, the held tables and the
+    current.* tables."""
+    return [*AUDITED_TABLES, *COMPACTION_TABLES, *current_tables(spark)]

@@ -20,6 +20,7 @@ QUARANTINE = "cdc.quarantine"
 RUN_STATS = "ops.run_stats"
 GATE_RESULTS = "ops.gate_results"
 HOUR_STATUS = "ops.hour_status"
+HELD_TABLES = "cdc.held_tables"
 
 RAW_MESSAGES_DDL = """
     topic string NOT NULL,
@@ -107,6 +108,20 @@ HOUR_STATUS_DDL = """
     recorded_at timestamp
 """
 
+# Current tables whose compaction failed, held back from an hour on (see spark_jobs.held_tables).
+HELD_TABLES_DDL = """
+    current_table string NOT NULL,
+    source string NOT NULL,
+    database string,
+    source_schema string,
+    table_name string,
+    since timestamp NOT NULL,
+    failed_hour timestamp NOT NULL,
+    message string,
+    run_id string NOT NULL,
+    recorded_at timestamp
+"""
+
 # (name, columns DDL, partitioning, write order: see WRITE_ORDER)
 TABLES: tuple[tuple[str, str, str, str], ...] = (
     # Partitioned by hour and topic: a landing replaces exactly its (hour, topic) partitions, so
@@ -124,6 +139,7 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     (RUN_STATS, RUN_STATS_DDL, "landed_hour, stage", "landed_hour, stage, topic"),
     (GATE_RESULTS, GATE_RESULTS_DDL, "landed_hour, stage", "landed_hour, stage"),
     (HOUR_STATUS, HOUR_STATUS_DDL, "landed_hour, stage", "landed_hour, stage"),
+    (HELD_TABLES, HELD_TABLES_DDL, "", "current_table"),
 )
 
 

@@ -113,7 +113,9 @@ def test_case_twins_still_fail_a_table_whose_source_tells_them_apart(spark):
     assert "'Name' and 'name' differ only by case" in failure.message
 
     my = Changes("case_twin_image", "users", keys=["id"], fmt="canal_json")
-    [failure] = compact(spark, 806, [my.row("INSERT", after={"id": "1", "name": "a", "Name": "b"})],
-                        failing=("current.case_twin_image__users",))
+    # The PostgreSQL table is held back from hour 805, so hour 806 tries it again too.
+    held, failure = compact(spark, 806, [my.row("INSERT", after={"id": "1", "name": "a", "Name": "b"})],
+                            failing=("current.case_pg__users", "current.case_twin_image__users"))
+    assert "'Name' and 'name' differ only by case" in held.message
     assert "differ only by case in one image" in failure.message
     assert "cdc.test/0/0" in failure.message
