@@ -12,6 +12,11 @@ rule a filter out are skipped). The pushed filters are implied by the query, and
 applies the whole SQL, so a filter pyiceberg cannot read is simply not pushed. A key lookup in a
 large table holds the matching rows, not the table. ``as_of`` / ``snapshot_id`` read the tables
 as of an instant or a snapshot (Iceberg time travel).
+
+A table is read at a snapshot (``main``'s current one by default) with that snapshot's schema, as
+Iceberg time travel does. Iceberg schemas are table-wide, so a column an hour adds exists from
+compaction on, while its values wait on the hour's audit branch; read this way, the column
+appears with the hour's publish, which is the first snapshot of ``main`` written with it.
 """
 
 from __future__ import annotations
@@ -135,9 +140,9 @@ def _literal_only(match: re.Match[str]) -> str:
     return re.sub(r"^'(\d{4}-\d\d-\d\d) (\d\d:)", r"'\1T\2", text)
 
 
-def _row_filter(table: Any, filters: tuple[str, ...]) -> Any:
-    """The conjunction of those ``filters`` that pyiceberg parses and binds to ``table``'s schema
-    (a filter it cannot read is left to DuckDB)."""
+def _row_filter(schema: Any, filters: tuple[str, ...]) -> Any:
+    """The conjunction of those ``filters`` that pyiceberg parses and binds to ``schema`` (a
+    filter it cannot read is left to DuckDB)."""
     from pyiceberg.expressions import AlwaysTrue, And
     from pyiceberg.expressions.parser import parse
     from pyiceberg.expressions.visitors import bind
@@ -146,7 +151,7 @@ def _row_filter(table: Any, filters: tuple[str, ...]) -> Any:
     for text in filters:
         try:
             expression = parse(text)
-            bind(table.schema(), expression, case_sensitive=True)
+            bind(schema, expression, case_sensitive=True)
         except Exception:  # noqa: BLE001 - pyiceberg's parse and bind errors have no common base
             continue
         usable.append(expression)
@@ -156,15 +161,26 @@ def _row_filter(table: Any, filters: tuple[str, ...]) -> Any:
 
 
 def _snapshot_of(table: Any, name: str, as_of: dt.datetime | None, snapshot_id: int | None) -> int | None:
-    if snapshot_id is not None:
-        return snapshot_id if table.snapshot_by_id(snapshot_id) is not None else None
+    """The snapshot to read: ``snapshot_id`` when the table has it, else the one current at
+    ``as_of``, else main's current one (None: the table has no snapshot)."""
+    if snapshot_id is not None and table.snapshot_by_id(snapshot_id) is not None:
+        return snapshot_id
     if as_of is None:
-        return None
+        current = table.current_snapshot()
+        return None if current is None else int(current.snapshot_id)
     moment = as_of if as_of.tzinfo else as_of.replace(tzinfo=dt.UTC)
     found = table.snapshot_as_of_timestamp(int(moment.timestamp() * 1000))
     if found is None:
         raise QueryError(f"{name} has no snapshot as of {moment.isoformat()}")
     return int(found.snapshot_id)
+
+
+def _schema_at(table: Any, snapshot_id: int | None) -> Any:
+    """The schema ``snapshot_id`` was written with (the table's current one without a snapshot)."""
+    snapshot = None if snapshot_id is None else table.snapshot_by_id(snapshot_id)
+    if snapshot is not None and snapshot.schema_id is not None:
+        return table.schemas().get(snapshot.schema_id, table.schema())
+    return table.schema()
 
 
 def run_query(config: Any, sql: str, *, as_of: dt.datetime | None = None,
@@ -187,14 +203,16 @@ def run_query(config: Any, sql: str, *, as_of: dt.datetime | None = None,
     referenced = referenced_tables(sql, known)
     tables = {pair: catalog.load_table(pair) for pair in referenced}
     snapshots = {pair: _snapshot_of(t, ".".join(pair), as_of, snapshot_id) for pair, t in tables.items()}
-    if snapshot_id is not None and not any(snapshots.values()):
+    if snapshot_id is not None and not any(t.snapshot_by_id(snapshot_id) for t in tables.values()):
         raise QueryError(f"no table of the query has snapshot {snapshot_id}")
     con = duckdb.connect()
     # Plan over empty tables first; statistics of an empty table would prune the scans away.
     con.execute("SET disabled_optimizers = 'statistics_propagation'")
-    for (namespace, name), table in tables.items():
+    schemas = {pair: _schema_at(t, snapshots[pair]) for pair, t in tables.items()}
+    for (namespace, name) in tables:
         con.execute(f'CREATE SCHEMA IF NOT EXISTS "{namespace}"')
-        con.register("_cdclake_empty", pa.Table.from_batches([], schema_to_pyarrow(table.schema())))
+        empty = pa.Table.from_batches([], schema_to_pyarrow(schemas[(namespace, name)]))
+        con.register("_cdclake_empty", empty)
         con.execute(f'CREATE TABLE "{namespace}"."{name}" AS SELECT * FROM _cdclake_empty')
         con.unregister("_cdclake_empty")
     try:
@@ -205,10 +223,11 @@ def run_query(config: Any, sql: str, *, as_of: dt.datetime | None = None,
     con.execute("RESET disabled_optimizers")
     for (namespace, name), table in tables.items():
         need = wanted.get((namespace, name), Pushdown(None, ()))
+        schema = schemas[(namespace, name)]
         fields = need.columns or ("*",)
         if need.columns == ():  # count(*): the rows, no values
-            fields = (table.schema().fields[0].name,)
-        scan = table.scan(row_filter=_row_filter(table, need.filters), selected_fields=fields,
+            fields = (schema.fields[0].name,)
+        scan = table.scan(row_filter=_row_filter(schema, need.filters), selected_fields=fields,
                           snapshot_id=snapshots[(namespace, name)])
         con.execute(f'DROP TABLE "{namespace}"."{name}"')
         con.register("_cdclake_load", scan.to_arrow_batch_reader())
