@@ -141,6 +141,10 @@ KEYLESS_PROPERTY = "cdc.keyless"
 TOPIC_PROPERTY = "cdc.topic"  # the one topic the table's changes come from
 # The newest landing hour compacted into the table (``YYYY-MM-DDTHH:00:00Z``, text order = time order).
 COMPACTED_THROUGH_PROPERTY = "cdc.compacted-through"
+# Every table compaction creates (current, tombstone and history tables).
+TABLE_PROPERTIES = ("'format-version'='2', 'write.distribution-mode'='hash', "
+                    "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
+                    "'write.update.mode'='merge-on-read'")
 # "true" once column names differing only by case have been folded into one spelling (see
 # :func:`fold_case`): from then on the table's hour and history changes are always folded.
 CASE_FOLDED_PROPERTY = "cdc.case-folded"
@@ -160,6 +164,14 @@ class CompactionOptions:
     buckets: int = 16
     # topic -> its ``table_prefix``: the topic's source tables are its own (see :func:`table_space`)
     table_prefixes: Mapping[str, str] = field(default_factory=dict)
+    # topic -> the source tables ("db.table" or "table"; "*": all) that keep an SCD2 history
+    history: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def keeps_history(self, topic: str | None, source_table: SourceTable) -> bool:
+        chosen = self.history.get(topic or "", ())
+        database, schema, table_name = source_table
+        names = {"*", str(table_name), f"{database}.{table_name}", source_label(database, table_name, schema)}
+        return bool(names & set(chosen))
 
 
 @dataclass(frozen=True)
@@ -576,8 +588,8 @@ def table_spellings(spark: SparkSession, table: str, changes: DataFrame,
     """The spellings to fold a table's column names into (:func:`case_spellings`), when its source
     names columns case-insensitively and case-only twins have reached it, in this hour or an
     earlier one (the table's ``cdc.case-folded``); None otherwise. ``changes``: the table's."""
-    exists = _table_exists(spark, table)
-    existing = list(_schema(spark, table)) if exists else []
+    exists = table_exists(spark, table)
+    existing = list(table_schema(spark, table)) if exists else []
     folded = exists and _properties(spark, table).get(CASE_FOLDED_PROPERTY) == "true"
     names = set(existing) | set(declared)
     if not folded and len({n.lower() for n in names}) == len(names):
@@ -594,7 +606,7 @@ def _literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _table_exists(spark: SparkSession, table: str) -> bool:
+def table_exists(spark: SparkSession, table: str) -> bool:
     return bool(spark.catalog.tableExists(table))
 
 
@@ -602,7 +614,7 @@ def _properties(spark: SparkSession, table: str) -> dict[str, str]:
     return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {quote_table(table)}").collect()}
 
 
-def _schema(spark: SparkSession, table: str) -> dict[str, str]:
+def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
     return {f.name: f.dataType.simpleString() for f in spark.table(table).schema.fields}
 
 
@@ -611,11 +623,8 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
     """Create the main and tombstone tables if missing; refuse a name already used by another
     source, or by the same source from another topic."""
     main, tomb = quote_table(table), quote_table(tombstone_table_name(table))
-    table_props = ("'format-version'='2', 'write.distribution-mode'='hash', "
-                   "'write.merge.mode'='merge-on-read', 'write.delete.mode'='merge-on-read', "
-                   "'write.update.mode'='merge-on-read'")
     meta = ", ".join(f"{quote(n)} {t}" for n, t in META_COLUMNS)
-    if _table_exists(spark, table):
+    if table_exists(spark, table):
         props = _properties(spark, table)
         if props.get(SOURCE_PROPERTY) not in (None, source):
             raise IdentifierCollision(
@@ -633,19 +642,19 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
         occurrence = f", {OCCURRENCE} int" if keyless else ""
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS {main} ({meta}{occurrence}) USING iceberg "
-            f"PARTITIONED BY (bucket({options.buckets}, _cdc_key)) TBLPROPERTIES ({table_props}, "
+            f"PARTITIONED BY (bucket({options.buckets}, _cdc_key)) TBLPROPERTIES ({TABLE_PROPERTIES}, "
             f"'{SOURCE_PROPERTY}'={_literal(source)}, '{KEYLESS_PROPERTY}'='{str(keyless).lower()}'"
             + ("" if topic is None else f", '{TOPIC_PROPERTY}'={_literal(topic)}") + ")")
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} "
                   "WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
-    if not _table_exists(spark, tombstone_table_name(table)):
+    if not table_exists(spark, tombstone_table_name(table)):
         spark.sql(f"CREATE TABLE IF NOT EXISTS {tomb} ({meta}) USING iceberg TBLPROPERTIES "
-                  f"({table_props}, '{SOURCE_PROPERTY}'={_literal(source)})")
+                  f"({TABLE_PROPERTIES}, '{SOURCE_PROPERTY}'={_literal(source)})")
 
 
 def evolve_schema(spark: SparkSession, table: str, declared: Mapping[str, str | None]) -> dict[str, str]:
     """Add new columns and widen types; returns the data columns (name -> Spark type) after."""
-    existing = finish_widening(spark, table, _schema(spark, table))
+    existing = finish_widening(spark, table, table_schema(spark, table))
     meta_names = {n for n, _ in META_COLUMNS} | {OCCURRENCE}
     by_lower: dict[str, str] = {}
     for name in list(existing) + sorted(declared):
@@ -674,7 +683,7 @@ def evolve_schema(spark: SparkSession, table: str, declared: Mapping[str, str | 
                 raise
             spark.sql(f"ALTER TABLE {quote_table(table)} DROP COLUMN {quote(name)}")
             spark.sql(f"ALTER TABLE {quote_table(table)} ADD COLUMN {quote(name)} {new_type}")
-        existing[name] = _schema(spark, table)[name]
+        existing[name] = table_schema(spark, table)[name]
     if added:
         columns = ", ".join(f"{quote(n)} {t}" for n, t in added.items())
         spark.sql(f"ALTER TABLE {quote_table(table)} ADD COLUMNS ({columns})")
@@ -727,7 +736,7 @@ def finish_widening(spark: SparkSession, table: str, existing: dict[str, str]) -
             spark.sql(f"ALTER TABLE {t} DROP COLUMN {quote(temp)}")
         else:
             spark.sql(f"ALTER TABLE {t} RENAME COLUMN {quote(temp)} TO {quote(name)}")
-    return _schema(spark, table) if leftovers else existing
+    return table_schema(spark, table) if leftovers else existing
 
 
 # ------------------------------------------------------------------------------------ apply
@@ -792,7 +801,7 @@ def check_values(spark: SparkSession, table: str, results: DataFrame,
         if digits:
             widened = "decimal(20,0)" if digits <= 20 else "decimal(38,0)"
             change_column_type(spark, table, name, sql_type, widened)
-            out[name] = _schema(spark, table)[name]
+            out[name] = table_schema(spark, table)[name]
             continue
         if stats[f"bad{i}"] is not None:
             raise IncompatibleSchemaChange(
@@ -894,7 +903,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         raise CompactionError(f"{source}: some changes carry keys and some do not; set a key override "
                               "for the table (topics[].primary_keys) so every change has a key")
     keyless = has_keyless
-    if not (has_keyed or has_keyless) and _table_exists(spark, table):
+    if not (has_keyed or has_keyless) and table_exists(spark, table):
         keyless = _properties(spark, table).get(KEYLESS_PROPERTY) == "true"
     ensure_current_tables(spark, table, source, keyless, options, topic)
     columns = evolve_schema(spark, table, declared)
@@ -958,19 +967,13 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     n_slow = bases.get("SLOW", 0)
     fast = key_events.join(classified.where(F.col("base") != "SLOW").drop("tombstoned"), "key")
     if n_slow:
-        past = table_space(spark.table(changelog), options.table_prefixes)
-        if topic is not None:
-            past = past.where(F.col("kafka_topic") == F.lit(topic))
-        past = past.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
-        if spellings:
-            _check_no_image_twins(past, source)
-            past = fold_case(past, spellings)
-        history = change_events(past).where(F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
+        past = _table_changes(spark, changelog, options, source_table, topic, spellings)
+        past_events = change_events(past).where(F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
         if truncated_before:
-            history = history.where(F.col("order_key") > F.lit(truncated_before))
+            past_events = past_events.where(F.col("order_key") > F.lit(truncated_before))
         # A re-run's keys are the whole hour: too many to broadcast.
         keys = slow_keys if replay else slow_keys.hint("broadcast")
-        slow = history.join(keys, "key").withColumn("base", F.lit("ABSENT"))
+        slow = past_events.join(keys, "key").withColumn("base", F.lit("ABSENT"))
         fold_input = fast.unionByName(slow)
     else:
         fold_input = fast
@@ -988,6 +991,14 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         # copy) and dropped when a key comes back over it; slow keys are recomputed from history.
         if n_slow or tombstoned or kinds.get("DELETE") or kinds.get("DEC"):
             merge_tombstones(spark, table, merge_source)
+        if not keyless and options.keeps_history(topic, source_table):
+            from spark_jobs import history  # built on this module's events and schema helpers
+
+            # The hour's keys, from the table's whole changelog; a TRUNCATE ends every key's version.
+            touched = None if newest_truncate else \
+                events.where(F.col("key").isNotNull()).select("key").distinct()
+            changes = _table_changes(spark, changelog, options, source_table, topic, spellings)
+            history.update(spark, table, source, changes, touched, columns, options.buckets)
         # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
         # dropped the tombstones of replayed historic hours at once, so re-running an earlier
         # hour afterwards resurrected deleted rows.
@@ -997,6 +1008,21 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     finally:
         results.unpersist()
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
+
+
+def _table_changes(spark: SparkSession, changelog: str, options: CompactionOptions,
+                   source_table: SourceTable, topic: str | None,
+                   spellings: Mapping[str, str] | None) -> DataFrame:
+    """Every changelog row of one source table (all hours), names as compaction reads them."""
+    past = table_space(spark.table(changelog), options.table_prefixes)
+    if topic is not None:
+        past = past.where(F.col("kafka_topic") == F.lit(topic))
+    past = past.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
+    if spellings:
+        database, schema, table_name = source_table
+        _check_no_image_twins(past, source_label(database, table_name, schema))
+        past = fold_case(past, spellings)
+    return past
 
 
 def _same_table(source_table: SourceTable, schema_column: Any) -> Any:
@@ -1145,7 +1171,7 @@ def _drop_audit_branch(spark: SparkSession, table: str) -> None:
     if not branch:
         return
     for name in (table, tombstone_table_name(table)):
-        if _table_exists(spark, name):
+        if table_exists(spark, name):
             qualified = quote_table(in_catalog(spark, name))
             spark.sql(f"ALTER TABLE {qualified} DROP BRANCH IF EXISTS {quote(branch)}")
 

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 def options_from_config(config: PipelineConfig) -> CompactionOptions:
     return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days),
-                             table_prefixes=config.table_prefixes)
+                             table_prefixes=config.table_prefixes,
+                             history={t.name: t.history for t in config.topics if t.history})
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,

@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.exceptions import ConfigError, GateFailed
-from spark_jobs import gate_frames, held_tables
+from spark_jobs import gate_frames, held_tables, history
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import current_table_name, prefixed_database, source_schema, tombstone_table_name
 from spark_jobs.publish import current_tables, tables_with_branch
@@ -482,6 +482,7 @@ def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.d
         raise
     runner.build_docs()
     if stage == "current":
+        outcomes.extend(history_outcomes(spark, targets))
         outcomes.extend(held_outcomes(spark, branch))
     report = GateReport(stage, hour, run_id, branch, tuple(outcomes))
     write_gate_results(spark, report, now)
@@ -492,6 +493,24 @@ def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.d
 
 
 HELD_EXPECTATION = "current_table_compacted"
+HISTORY_EXPECTATION = "history_current_versions_equal_current_table"
+
+
+def history_outcomes(spark: SparkSession,
+                     targets: Sequence[tuple[str, str | None]]) -> list[ExpectationOutcome]:
+    """For each validated current table with an SCD2 history: its current versions equal the table."""
+    outcomes = []
+    for table, branch in targets:
+        name = history.history_table_name(table)
+        if table.endswith("__tombstones") or not spark.catalog.tableExists(name):
+            continue
+        on_branch = bool(branch) and bool(tables_with_branch(spark, [name], branch or ""))
+        current = spark.table(f"{table}.branch_{branch}" if branch else table)
+        versions = spark.table(f"{name}.branch_{branch}" if on_branch else name)
+        differing = history.current_mismatches(current, versions)
+        outcomes.append(ExpectationOutcome("current.history", name, HISTORY_EXPECTATION, None, {},
+                                           differing == 0, f"{differing} rows differ"))
+    return outcomes
 
 
 def held_outcomes(spark: SparkSession, branch: str | None) -> list[ExpectationOutcome]:

@@ -70,17 +70,6 @@ def read(spark: SparkSession, branch: str | None = None) -> dict[SourceTable, Ho
 def write(spark: SparkSession, holds: Iterable[Hold]) -> None:
     """Replace the table's rows with ``holds`` (a few rows: one commit, through the session's
     write-audit-publish branch when it has one)."""
-    branch = spark.conf.get(WAP_BRANCH, None)
-    if branch and "main" not in {r["name"] for r in spark.sql(
-            f"SELECT name FROM {quote_table(HELD_TABLES)}.refs").collect()}:
-        # A branch made from a table without a snapshot shares no ancestor with main, which then
-        # cannot be fast-forwarded to it: give main an empty snapshot first.
-        spark.conf.unset(WAP_BRANCH)
-        try:
-            spark.sql(f"INSERT INTO {quote_table(HELD_TABLES)} SELECT * FROM {quote_table(HELD_TABLES)} "
-                      "WHERE false")
-        finally:
-            spark.conf.set(WAP_BRANCH, branch)
     rows = [{"current_table": h.table, "source": h.source, "database": h.source_table[0],
              "source_schema": h.source_table[1], "table_name": h.source_table[2], "since": h.since,
              "failed_hour": h.failed_hour, "message": h.message, "run_id": h.run_id,

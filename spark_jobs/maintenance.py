@@ -1,4 +1,5 @@
-"""Daily table maintenance for every lakehouse table (``raw.*``, ``ops.*``, ``cdc.*``, ``current.*``).
+"""Daily table maintenance for every lakehouse table (``raw.*``, ``ops.*``, ``cdc.*``, ``current.*``,
+``history.*``).
 
 Steps, in the order the maintenance DAG runs them (each over every table, listed from the catalog
 with ``SHOW TABLES IN <namespace>``):
@@ -70,7 +71,7 @@ if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS
     from pyspark.sql import SparkSession
 
 # The namespaces of spark_jobs.tables.NAMESPACES (tests check they agree).
-NAMESPACES = ("raw", "ops", "cdc", "current")
+NAMESPACES = ("raw", "ops", "cdc", "current", "history")
 
 TABLE_STEPS = (
     "purge_tombstones",

@@ -1,7 +1,8 @@
 """Write-audit-publish with Iceberg branches: analysts only ever read hours that passed their gates.
 
 For an hour, every table the hour writes to and analysts read (``cdc.changelog``,
-``cdc.quarantine``, ``cdc.held_tables`` and the ``current.*`` tables compaction touches) gets an audit branch
+``cdc.quarantine``, ``cdc.held_tables`` and the ``current.*`` and ``history.*`` tables compaction
+touches) gets an audit branch
 ``audit_<yyyymmdd>T<hh>`` made from ``main``'s current snapshot (:func:`start_audit`). The jobs
 write the hour to that branch (``normalize.table_ref(table, branch)``), the gates validate the
 branch, and :func:`publish` fast-forwards ``main`` to it and drops it. Spark SQL (``spark.table``,
@@ -45,6 +46,7 @@ AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # branched when an attempt begins
 # Branched by compaction's first write to them, like the current.* tables an hour touches.
 COMPACTION_TABLES = (HELD_TABLES,)
 CURRENT_NAMESPACE = "current"
+HISTORY_NAMESPACE = "history"  # SCD2 history tables (spark_jobs.history)
 
 
 def audit_branch(hour: dt.datetime) -> str:
@@ -156,10 +158,14 @@ def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> No
 
 def current_tables(spark: SparkSession) -> list[str]:
     """Every table in the ``current`` namespace (current-state and tombstone tables)."""
-    if not spark.catalog.databaseExists(CURRENT_NAMESPACE):
+    return namespace_tables(spark, CURRENT_NAMESPACE)
+
+
+def namespace_tables(spark: SparkSession, namespace: str) -> list[str]:
+    if not spark.catalog.databaseExists(namespace):
         return []
-    rows = spark.sql(f"SHOW TABLES IN `{CURRENT_NAMESPACE}`").collect()
-    return sorted(f"{CURRENT_NAMESPACE}.{r['tableName']}" for r in rows)
+    rows = spark.sql(f"SHOW TABLES IN `{namespace}`").collect()
+    return sorted(f"{namespace}.{r['tableName']}" for r in rows)
 
 
 def audited_tables(spark: SparkSession, hour: dt.datetime,
@@ -170,6 +176,7 @@ def audited_tables(spark: SparkSession, hour: dt.datetime,
 
 
 def audit_candidates(spark: SparkSession) -> list[str]:
-    """Every table an hour may audit: the changelog, the quarantine, the held tables and the
-    current.* tables."""
-    return [*AUDITED_TABLES, *COMPACTION_TABLES, *current_tables(spark)]
+    """Every table an hour may audit: the changelog, the quarantine, the held tables, the
+    current.* and the history.* tables."""
+    return [*AUDITED_TABLES, *COMPACTION_TABLES, *current_tables(spark),
+            *namespace_tables(spark, HISTORY_NAMESPACE)]

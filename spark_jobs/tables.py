@@ -11,7 +11,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 
 from spark_jobs.formats.canonical import CHANGE_ROW_DDL
 
-NAMESPACES = ("raw", "ops", "cdc", "current")
+NAMESPACES = ("raw", "ops", "cdc", "current", "history")
 
 RAW_MESSAGES = "raw.kafka_messages"
 OFFSET_LEDGER = "ops.offset_ledger"

@@ -108,6 +108,7 @@ COMMAND_MODULES = (
     "cdclake.query",          # query
     "cdclake.hours_cli",      # hours
     "cdclake.tables_cli",     # tables
+    "cdclake.history_cli",    # history rebuild
     "cdclake.sql_cli",        # sql
     "cdclake.demo",           # demo
     "cdclake.airflow_cli",    # airflow start|stop|status

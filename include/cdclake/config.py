@@ -68,6 +68,9 @@ class TopicConfig:
     # Keeps this topic's tables apart from the same db.table of another topic (shards, regions):
     # ``eu`` makes ``shop.orders`` ``current.eu_shop__orders``.
     table_prefix: str | None = None
+    # SCD2 history tables (history.<db>__<table>): ("*",) for every table of the topic, or the
+    # tables named ("db.table" or "table"); from ``history: true`` or a list.
+    history: tuple[str, ...] = ()
 
 
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
@@ -381,6 +384,7 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         unavailable_value_placeholder=(None if raw.get("unavailable_value_placeholder") is None
                                        else str(raw["unavailable_value_placeholder"])),
         table_prefix=None if raw.get("table_prefix") is None else str(raw["table_prefix"]),
+        history=_history(raw),
     )
     if topic.table_prefix is not None and not _TABLE_PREFIX.fullmatch(topic.table_prefix):
         raise ConfigError(f"topic {topic.name!r}: 'table_prefix' must be lower-case letters and "
@@ -395,6 +399,16 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
         _check_zone(getattr(topic, name), f"topic {topic.name!r}: '{name}'")
     _check_placeholder(topic)
     return topic
+
+
+def _history(raw: dict[str, Any]) -> tuple[str, ...]:
+    value = raw.get("history", False)
+    if isinstance(value, bool):
+        return ("*",) if value else ()
+    if isinstance(value, list) and value and all(isinstance(t, str) and t for t in value):
+        return tuple(value)
+    raise ConfigError(f"topic {raw['name']!r}: 'history' must be true, false or a list of tables "
+                      f"(\"db.table\" or \"table\"), got {value!r}")
 
 
 def _table_columns(raw: dict[str, Any], key: str) -> dict[str, tuple[str, ...]]:

@@ -135,6 +135,23 @@ def test_table_prefix_reaches_compaction_and_must_be_a_plain_name(tmp_path: Path
             _config(tmp_path, f"topics:\n  - name: t\n    table_prefix: {bad}\n")
 
 
+def test_history_is_chosen_per_topic_or_per_table(tmp_path: Path) -> None:
+    from spark_jobs.compact_job import options_from_config
+
+    config = _config(tmp_path, "topics:\n  - name: a\n    history: true\n  - name: b\n"
+                               "    history: [shop.orders, users]\n  - name: c\n    history: false\n")
+    options = options_from_config(config)
+    assert options.history == {"a": ("*",), "b": ("shop.orders", "users")}
+    assert options.keeps_history("a", ("any", None, "thing"))
+    assert options.keeps_history("b", ("shop", None, "orders"))
+    assert options.keeps_history("b", ("hr", None, "users"))
+    assert not options.keeps_history("b", ("shop", None, "items"))
+    assert not options.keeps_history("c", ("shop", None, "orders"))
+    for bad in ("yes_please", "[]", "{orders: true}"):
+        with pytest.raises(ConfigError, match="'history' must be true, false or a list of tables"):
+            _config(tmp_path, f"topics:\n  - name: t\n    history: {bad}\n")
+
+
 @pytest.mark.parametrize(("entry", "reason"), [
     ("format: canal_json\n    produced_timezone: UTC", "read by ogg_json"),
     ("format: ogg_json\n    produced_timezone: America/Chicagoo", "IANA time zone name"),

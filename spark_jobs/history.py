@@ -1,0 +1,205 @@
+"""SCD type 2 history tables: ``history.<db>__<table>`` holds every version of every row.
+
+Opt-in per topic or source table (``topics[].history``). A version is the state of a key from the
+change that made it to the next change of the key: its data columns, ``_cdc_valid_from`` and
+``_cdc_valid_to`` (event times; no end while it is current), ``_cdc_is_current``,
+``_cdc_ended_by`` (the op that ended it: ``UPDATE``, a key-moving ``UPDATE``, ``DELETE`` or
+``TRUNCATE``), the op that made it and its lineage (order key, Kafka topic, partition, offset,
+run id). The versions of a key come from all its changes in the changelog, in compaction's total
+order (``compact.order_key``, duplicates once), so out-of-order and re-run hours give the same
+history; a TRUNCATE ends every version open at its order key.
+
+Compaction maintains it hourly, on the hour's audit branch like the current table: the keys the
+hour touched are rebuilt from the changelog (every key when the hour holds a TRUNCATE). The
+current gate checks that the current versions equal the current table. ``cdclake history
+rebuild`` rebuilds one table from the changelog alone. Keyless tables have no history (a row's
+copies have no identity to follow).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs import compact
+from spark_jobs.identifiers import quote, quote_table
+from spark_jobs.logical_types import cast_text
+from spark_jobs.publish import HISTORY_NAMESPACE as NAMESPACE
+
+KEY_KINDS = ("FULL", "PARTIAL", "DELETE")
+META_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("_cdc_key", "string"),
+    ("_cdc_valid_from", "timestamp"),
+    ("_cdc_valid_to", "timestamp"),
+    ("_cdc_is_current", "boolean"),
+    ("_cdc_ended_by", "string"),
+    ("_cdc_op", "string"),
+    ("_cdc_order_key", "string"),
+    ("_cdc_kafka_topic", "string"),
+    ("_cdc_kafka_partition", "int"),
+    ("_cdc_kafka_offset", "bigint"),
+    ("_cdc_run_id", "string"),
+)
+VERSION_SCHEMA = (
+    "key string, vals string, op string, valid_from_us bigint, valid_to_us bigint, is_current boolean, "
+    "ended_by string, order_key string, kafka_topic string, kafka_partition int, kafka_offset bigint, "
+    "run_id string"
+)
+_VERSION_COLUMNS = [c.strip().split(" ")[0] for c in VERSION_SCHEMA.split(",")]
+
+
+def history_table_name(current_table: str) -> str:
+    """``current.shop__orders`` -> ``history.shop__orders``."""
+    return f"{NAMESPACE}.{current_table.split('.', 1)[1]}"
+
+
+def _in_order(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events in total order, a redelivered one once (as ``compact.fold_key`` reads them)."""
+    seen: set[tuple[Any, ...]] = set()
+    ordered = []
+    for ev in sorted(events, key=lambda e: (e["order_key"], e["part"], e["kind"])):
+        identity = (ev["kafka_topic"], ev["kafka_partition"], ev["kafka_offset"], ev["record_index"],
+                    ev["part"])
+        if identity not in seen:
+            seen.add(identity)
+            ordered.append(ev)
+    return ordered
+
+
+def versions_of_key(events: Iterable[dict[str, Any]],
+                    truncates: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Every version of one key: ``events`` are its FULL, PARTIAL and DELETE events (any order),
+    ``truncates`` the table's TRUNCATE events. Each event ends the version open before it; a
+    partial image updates the columns it carries (onto nothing, it is the whole row, as in
+    compaction)."""
+    versions: list[dict[str, Any]] = []
+    values: dict[str, Any] | None = None  # the key's row; None while it does not exist
+    current: dict[str, Any] | None = None
+    for ev in _in_order([*events, *truncates]):
+        if current is not None:
+            versions.append({**current, "valid_to_us": ev["event_us"], "is_current": False,
+                             "ended_by": ev["op"]})
+            current = None
+        if ev["kind"] in ("DELETE", "TRUNCATE"):
+            values = None
+            continue
+        image = json.loads(ev["image"]) if ev["image"] else {}
+        values = dict(image) if ev["kind"] == "FULL" or values is None else {**values, **image}
+        current = {"key": ev["key"], "vals": json.dumps(values, ensure_ascii=False), "op": ev["op"],
+                   "valid_from_us": ev["event_us"], "valid_to_us": None, "is_current": True,
+                   "ended_by": None, "order_key": ev["order_key"], "kafka_topic": ev["kafka_topic"],
+                   "kafka_partition": ev["kafka_partition"], "kafka_offset": ev["kafka_offset"],
+                   "run_id": ev["run_id"]}
+    if current is not None:
+        versions.append(current)
+    return versions
+
+
+def _none_if_nan(value: Any) -> Any:
+    return None if isinstance(value, float) and value != value else value
+
+
+def _versions_partitions(truncates: list[dict[str, Any]]) -> Any:
+    def run(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for frame in frames:
+            for record in frame.to_dict("records"):
+                record["event_us"] = _none_if_nan(record["event_us"])
+                record["image"] = _none_if_nan(record["image"])
+                groups.setdefault(record["key"], []).append(record)
+        out: list[dict[str, Any]] = []
+        for records in groups.values():
+            out.extend(versions_of_key(records, truncates))
+            if len(out) >= 10_000:
+                yield pd.DataFrame(out, columns=_VERSION_COLUMNS)
+                out = []
+        if out:
+            yield pd.DataFrame(out, columns=_VERSION_COLUMNS)
+    return run
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def versions(events: DataFrame, keys: DataFrame | None) -> DataFrame:
+    """Version rows (:data:`VERSION_SCHEMA`) of ``keys`` (every key when None) from a table's
+    events (``compact.change_events`` of its whole changelog)."""
+    truncates = [r.asDict() for r in events.where(F.col("kind") == "TRUNCATE").collect()]
+    keyed = events.where(F.col("key").isNotNull() & F.col("kind").isin(*KEY_KINDS))
+    if keys is not None:
+        keyed = keyed.join(keys, "key")
+    return keyed.repartition("key").mapInPandas(_versions_partitions(truncates), VERSION_SCHEMA)
+
+
+def typed_versions(rows: DataFrame, columns: Mapping[str, str]) -> DataFrame:
+    """Version rows -> the history table's columns (data columns typed as the current table's)."""
+    typed = rows.withColumn("_vals", F.from_json("vals", "map<string,string>"))
+    data = [F.expr(cast_text(f"_vals[{_literal(name)}]", sql_type)).alias(name)
+            for name, sql_type in sorted(columns.items())]
+    return typed.select(
+        *data, F.col("key").alias("_cdc_key"),
+        F.timestamp_micros("valid_from_us").alias("_cdc_valid_from"),
+        F.timestamp_micros("valid_to_us").alias("_cdc_valid_to"),
+        F.col("is_current").alias("_cdc_is_current"), F.col("ended_by").alias("_cdc_ended_by"),
+        F.col("op").alias("_cdc_op"), F.col("order_key").alias("_cdc_order_key"),
+        F.col("kafka_topic").alias("_cdc_kafka_topic"),
+        F.col("kafka_partition").alias("_cdc_kafka_partition"),
+        F.col("kafka_offset").alias("_cdc_kafka_offset"), F.col("run_id").alias("_cdc_run_id"))
+
+
+def ensure_table(spark: SparkSession, name: str, columns: Mapping[str, str], source: str,
+                 buckets: int) -> None:
+    """Create the history table, or give it the current table's new columns and wider types."""
+    if not compact.table_exists(spark, name):
+        catalog = spark.conf.get("spark.sql.defaultCatalog")
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{NAMESPACE}")
+        data = [f"{quote(n)} {t}" for n, t in sorted(columns.items())]
+        meta = [f"{quote(n)} {t}" for n, t in META_COLUMNS]
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {quote_table(name)} ({', '.join(data + meta)}) USING iceberg "
+                  f"PARTITIONED BY (bucket({buckets}, _cdc_key)) TBLPROPERTIES ({compact.TABLE_PROPERTIES}, "
+                  f"'{compact.SOURCE_PROPERTY}'={_literal(source)})")
+        return
+    existing = compact.finish_widening(spark, name, compact.table_schema(spark, name))
+    for column, sql_type in sorted(columns.items()):
+        if column in existing and existing[column] != sql_type:
+            compact.change_column_type(spark, name, column, existing[column], sql_type)
+    added = {n: t for n, t in sorted(columns.items()) if n not in existing}
+    if added:
+        spark.sql(f"ALTER TABLE {quote_table(name)} ADD COLUMNS "
+                  f"({', '.join(f'{quote(n)} {t}' for n, t in added.items())})")
+
+
+def update(spark: SparkSession, table: str, source: str, changes: DataFrame, keys: DataFrame | None,
+           columns: Mapping[str, str], buckets: int) -> None:
+    """Rebuild the versions of ``keys`` (every key when None) of ``table``'s history from
+    ``changes``, the source table's whole changelog, through the session's audit branch."""
+    name = history_table_name(table)
+    ensure_table(spark, name, columns, source, buckets)
+    rows = typed_versions(versions(compact.change_events(changes), keys), columns)
+    if keys is None:
+        rows.writeTo(name).overwrite(F.lit(True))
+        return
+    view = f"_cdc_history_keys_{abs(hash(name)) % 10**8}"
+    keys.createOrReplaceTempView(view)
+    spark.sql(f"DELETE FROM {quote_table(name)} WHERE _cdc_key IN (SELECT key FROM {view})")
+    rows.writeTo(name).append()
+
+
+def data_columns(frame: DataFrame) -> list[str]:
+    """A current or history table's source columns (not cdclake's ``_cdc_`` ones)."""
+    return [f.name for f in frame.schema.fields if not f.name.startswith("_cdc_")]
+
+
+def current_mismatches(current: DataFrame, history: DataFrame) -> int:
+    """Rows that differ between a current table and its history's current versions (key and
+    source columns; both ways)."""
+    columns = ["_cdc_key", *data_columns(current)]
+    now = history.where(F.col("_cdc_is_current")).select(*columns)
+    live = current.select(*columns)
+    return live.exceptAll(now).count() + now.exceptAll(live).count()
