@@ -106,6 +106,7 @@ from spark_jobs.identifiers import (
     case_insensitive_source,
     current_table_name,
     find_collisions,
+    history_table_name,
     prefixed_database,
     quote,
     quote_table,
@@ -1170,7 +1171,7 @@ def _drop_audit_branch(spark: SparkSession, table: str) -> None:
     branch = spark.conf.get(held_tables.WAP_BRANCH, None)
     if not branch:
         return
-    for name in (table, tombstone_table_name(table)):
+    for name in (table, tombstone_table_name(table), history_table_name(table)):
         if table_exists(spark, name):
             qualified = quote_table(in_catalog(spark, name))
             spark.sql(f"ALTER TABLE {qualified} DROP BRANCH IF EXISTS {quote(branch)}")

@@ -37,7 +37,13 @@ from pyspark.sql import functions as F
 from cdclake.exceptions import ConfigError, GateFailed
 from spark_jobs import gate_frames, held_tables, history
 from spark_jobs.gate_history import import_gx
-from spark_jobs.identifiers import current_table_name, prefixed_database, source_schema, tombstone_table_name
+from spark_jobs.identifiers import (
+    current_table_name,
+    history_table_name,
+    prefixed_database,
+    source_schema,
+    tombstone_table_name,
+)
 from spark_jobs.publish import current_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
@@ -501,7 +507,7 @@ def history_outcomes(spark: SparkSession,
     """For each validated current table with an SCD2 history: its current versions equal the table."""
     outcomes = []
     for table, branch in targets:
-        name = history.history_table_name(table)
+        name = history_table_name(table)
         if table.endswith("__tombstones") or not spark.catalog.tableExists(name):
             continue
         on_branch = bool(branch) and bool(tables_with_branch(spark, [name], branch or ""))

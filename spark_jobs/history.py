@@ -27,9 +27,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs import compact
-from spark_jobs.identifiers import quote, quote_table
+from spark_jobs.identifiers import HISTORY_NAMESPACE, history_table_name, quote, quote_table
 from spark_jobs.logical_types import cast_text
-from spark_jobs.publish import HISTORY_NAMESPACE as NAMESPACE
 
 KEY_KINDS = ("FULL", "PARTIAL", "DELETE")
 META_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -51,11 +50,6 @@ VERSION_SCHEMA = (
     "run_id string"
 )
 _VERSION_COLUMNS = [c.strip().split(" ")[0] for c in VERSION_SCHEMA.split(",")]
-
-
-def history_table_name(current_table: str) -> str:
-    """``current.shop__orders`` -> ``history.shop__orders``."""
-    return f"{NAMESPACE}.{current_table.split('.', 1)[1]}"
 
 
 def _in_order(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -158,7 +152,7 @@ def ensure_table(spark: SparkSession, name: str, columns: Mapping[str, str], sou
     """Create the history table, or give it the current table's new columns and wider types."""
     if not compact.table_exists(spark, name):
         catalog = spark.conf.get("spark.sql.defaultCatalog")
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{NAMESPACE}")
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{HISTORY_NAMESPACE}")
         data = [f"{quote(n)} {t}" for n, t in sorted(columns.items())]
         meta = [f"{quote(n)} {t}" for n, t in META_COLUMNS]
         spark.sql(f"CREATE TABLE IF NOT EXISTS {quote_table(name)} ({', '.join(data + meta)}) USING iceberg "

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from cdclake.exceptions import CdclakeError
 from spark_jobs import compact, history
 from spark_jobs.compact_job import options_from_config
-from spark_jobs.identifiers import SOURCE_SCHEMA_SQL, current_table_name
+from spark_jobs.identifiers import SOURCE_SCHEMA_SQL, current_table_name, history_table_name
 from spark_jobs.maintenance import audit_branches
 from spark_jobs.tables import CHANGELOG, ensure_tables
 
@@ -44,7 +44,7 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
     if properties.get(compact.KEYLESS_PROPERTY) == "true":
         raise HistoryError(f"{table} is keyless: its rows have no identity to keep a history of")
     catalog = str(spark.conf.get("spark.sql.defaultCatalog"))
-    existing = [t for t in (table, history.history_table_name(table)) if compact.table_exists(spark, t)]
+    existing = [t for t in (table, history_table_name(table)) if compact.table_exists(spark, t)]
     held = audit_branches(spark, catalog, existing)
     if held:
         branches = sorted({b for names in held.values() for b in names})
@@ -70,4 +70,4 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
     columns = {n: t for n, t in compact.table_schema(spark, table).items() if not n.startswith("_cdc_")}
     source = properties.get(compact.SOURCE_PROPERTY) or table
     history.update(spark, table, source, mine, None, columns, options.buckets)
-    return spark.table(history.history_table_name(table)).count()
+    return spark.table(history_table_name(table)).count()

@@ -31,6 +31,7 @@ from anyascii import anyascii
 from spark_jobs.formats import registry
 
 CURRENT_NAMESPACE = "current"
+HISTORY_NAMESPACE = "history"  # SCD2 history tables (spark_jobs.history)
 NO_DATABASE = "nodb"
 TOMBSTONE_SUFFIX = "__tombstones"
 # Tombstone-table property: the latest cut-off (epoch microseconds) below which maintenance has
@@ -108,6 +109,11 @@ def prefixed_database(prefix: str | None, database: str | None) -> str | None:
 
 def tombstone_table_name(current_table: str) -> str:
     return current_table + TOMBSTONE_SUFFIX
+
+
+def history_table_name(current_table: str) -> str:
+    """``current.shop__orders`` -> ``history.shop__orders``."""
+    return f"{HISTORY_NAMESPACE}.{current_table.split('.', 1)[1]}"
 
 
 def quote(name: str) -> str:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from pyspark.sql import SparkSession
 
 from spark_jobs import hour_status
-from spark_jobs.identifiers import quote_table
+from spark_jobs.identifiers import CURRENT_NAMESPACE, HISTORY_NAMESPACE, quote_table
 from spark_jobs.tables import CHANGELOG, HELD_TABLES, QUARANTINE, in_catalog
 
 log = logging.getLogger(__name__)
@@ -45,8 +45,6 @@ log = logging.getLogger(__name__)
 AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # branched when an attempt begins
 # Branched by compaction's first write to them, like the current.* tables an hour touches.
 COMPACTION_TABLES = (HELD_TABLES,)
-CURRENT_NAMESPACE = "current"
-HISTORY_NAMESPACE = "history"  # SCD2 history tables (spark_jobs.history)
 
 
 def audit_branch(hour: dt.datetime) -> str:

@@ -17,8 +17,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _rebuild(args: argparse.Namespace) -> int:
     from cdclake.config import load_config
-    from spark_jobs.history import history_table_name
     from spark_jobs.history_job import current_of, rebuild
+    from spark_jobs.identifiers import history_table_name
     from spark_jobs.session import connect
 
     config = load_config()
