@@ -30,8 +30,6 @@ from __future__ import annotations
 import re
 from typing import overload
 
-from spark_jobs.identifiers import quote
-
 _DECIMAL = re.compile(r"^\s*DECIMAL\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*$", re.IGNORECASE)
 _SPARK_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 SIMPLE = {
@@ -107,6 +105,3 @@ def cast_text(text_expr: str, sql_type: str) -> str:
         return f"try_to_binary({text_expr}, 'base64')"
     return f"try_cast({text_expr} AS {sql_type})"
 
-
-def cast_column(column: str, sql_type: str) -> str:
-    return cast_text(quote(column), sql_type)

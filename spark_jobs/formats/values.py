@@ -530,17 +530,6 @@ def iso_utc_from_zoned_text(text: str) -> str:
     return out + "Z"
 
 
-def micros_from_iso_utc(text: str) -> int:
-    """ISO UTC text made by this module -> epoch microseconds (fraction beyond micros dropped)."""
-    body = text.rstrip("Z")
-    whole, _, frac = body.partition(".")
-    moment = _parse_wall(whole).replace(tzinfo=UTC)
-    micros = int((moment - _EPOCH).total_seconds()) * 1_000_000
-    if frac:
-        micros += int((frac + "000000")[:6])
-    return micros
-
-
 # ---------------------------------------------------------------- java.sql.Types
 
 JAVA_SQL_TYPES: dict[int, str] = {
@@ -593,8 +582,6 @@ def logical_type_from_sql_name(type_name: str) -> str:
     unsigned = bool(match and match[4] and match[4].lower() == "unsigned")
     if base in ("tinyint", "smallint", "mediumint", "int", "integer", "int2", "int4", "int8",
                 "smallserial", "serial", "bigserial", "year", "number_int"):
-        if base == "tinyint" and precision == "1":
-            return "LONG"
         return "LONG"
     if base == "bigint":
         return "DECIMAL(20,0)" if unsigned else "LONG"
@@ -613,11 +600,7 @@ def logical_type_from_sql_name(type_name: str) -> str:
         return "TIME"
     if base in ("timestamp", "timestamptz", "timestamp with time zone",
                 "timestamp with local time zone", "datetimeoffset"):
-        # MySQL TIMESTAMP and PostgreSQL timestamptz are instants.
-        if base in ("timestamptz", "timestamp with time zone", "datetimeoffset",
-                    "timestamp with local time zone"):
-            return "TIMESTAMP"
-        return "TIMESTAMP"
+        return "TIMESTAMP"  # MySQL TIMESTAMP and PostgreSQL timestamptz are instants
     if base in ("datetime", "datetime2", "smalldatetime", "timestamp without time zone"):
         return "TIMESTAMP_NTZ"
     if base in ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob", "bytea",
