@@ -591,7 +591,7 @@ def table_spellings(spark: SparkSession, table: str, changes: DataFrame,
     earlier one (the table's ``cdc.case-folded``); None otherwise. ``changes``: the table's."""
     exists = table_exists(spark, table)
     existing = list(table_schema(spark, table)) if exists else []
-    folded = exists and _properties(spark, table).get(CASE_FOLDED_PROPERTY) == "true"
+    folded = exists and table_properties(spark, table).get(CASE_FOLDED_PROPERTY) == "true"
     names = set(existing) | set(declared)
     if not folded and len({n.lower() for n in names}) == len(names):
         return None
@@ -611,7 +611,7 @@ def table_exists(spark: SparkSession, table: str) -> bool:
     return bool(spark.catalog.tableExists(table))
 
 
-def _properties(spark: SparkSession, table: str) -> dict[str, str]:
+def table_properties(spark: SparkSession, table: str) -> dict[str, str]:
     return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {quote_table(table)}").collect()}
 
 
@@ -626,7 +626,7 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
     main, tomb = quote_table(table), quote_table(tombstone_table_name(table))
     meta = ", ".join(f"{quote(n)} {t}" for n, t in META_COLUMNS)
     if table_exists(spark, table):
-        props = _properties(spark, table)
+        props = table_properties(spark, table)
         if props.get(SOURCE_PROPERTY) not in (None, source):
             raise IdentifierCollision(
                 f"{table} already holds source table {props[SOURCE_PROPERTY]!r}; {source!r} maps to the "
@@ -865,7 +865,7 @@ def apply_truncate(spark: SparkSession, table: str, truncate_key: str) -> None:
     spark.sql(f"DELETE FROM {t} WHERE _cdc_order_key < {_literal(truncate_key)}")
     spark.sql(f"DELETE FROM {quote_table(tombstone_table_name(table))} "
               f"WHERE _cdc_order_key < {_literal(truncate_key)}")
-    if _properties(spark, table).get(TRUNCATE_PROPERTY) != truncate_key:
+    if table_properties(spark, table).get(TRUNCATE_PROPERTY) != truncate_key:
         spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('{TRUNCATE_PROPERTY}'={_literal(truncate_key)})")
 
 
@@ -905,11 +905,11 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
                               "for the table (topics[].primary_keys) so every change has a key")
     keyless = has_keyless
     if not (has_keyed or has_keyless) and table_exists(spark, table):
-        keyless = _properties(spark, table).get(KEYLESS_PROPERTY) == "true"
+        keyless = table_properties(spark, table).get(KEYLESS_PROPERTY) == "true"
     ensure_current_tables(spark, table, source, keyless, options, topic)
     columns = evolve_schema(spark, table, declared)
 
-    properties = _properties(spark, table)
+    properties = table_properties(spark, table)
     if spellings and properties.get(CASE_FOLDED_PROPERTY) != "true":
         spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES ('{CASE_FOLDED_PROPERTY}'='true')")
     stored_truncate = properties.get(TRUNCATE_PROPERTY)
@@ -949,7 +949,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
               .agg(F.max("_cdc_order_key").alias("stored_order"), F.count("*").alias("stored_count"))
               .withColumn("present", F.lit(True)))
     tomb = tombs.select(F.col("_cdc_key").alias("key"), F.col("_cdc_order_key").alias("tomb_order"))
-    purged_before = _properties(spark, tombstone_table_name(table)).get(PURGED_BEFORE_PROPERTY)
+    purged_before = table_properties(spark, tombstone_table_name(table)).get(PURGED_BEFORE_PROPERTY)
     # No stored row and no tombstone, but a change older than purged tombstones: its delete may
     # have been purged, so the key's history decides.
     below_purge = (F.col("batch_min_us") < F.lit(int(purged_before)) if purged_before
@@ -968,7 +968,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     n_slow = bases.get("SLOW", 0)
     fast = key_events.join(classified.where(F.col("base") != "SLOW").drop("tombstoned"), "key")
     if n_slow:
-        past = _table_changes(spark, changelog, options, source_table, topic, spellings)
+        past = table_changes(spark, changelog, options, source_table, topic, spellings)
         past_events = change_events(past).where(F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE"))
         if truncated_before:
             past_events = past_events.where(F.col("order_key") > F.lit(truncated_before))
@@ -998,7 +998,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
             # The hour's keys, from the table's whole changelog; a TRUNCATE ends every key's version.
             touched = None if newest_truncate else \
                 events.where(F.col("key").isNotNull()).select("key").distinct()
-            changes = _table_changes(spark, changelog, options, source_table, topic, spellings)
+            changes = table_changes(spark, changelog, options, source_table, topic, spellings)
             history.update(spark, table, source, changes, touched, columns, options.buckets)
         # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
         # dropped the tombstones of replayed historic hours at once, so re-running an earlier
@@ -1011,7 +1011,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
 
 
-def _table_changes(spark: SparkSession, changelog: str, options: CompactionOptions,
+def table_changes(spark: SparkSession, changelog: str, options: CompactionOptions,
                    source_table: SourceTable, topic: str | None,
                    spellings: Mapping[str, str] | None) -> DataFrame:
     """Every changelog row of one source table (all hours), names as compaction reads them."""

@@ -40,7 +40,7 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
     table = current_of(name)
     if not compact.table_exists(spark, table):
         raise HistoryError(f"{table} does not exist (cdclake tables lists the tables)")
-    properties = compact._properties(spark, table)
+    properties = compact.table_properties(spark, table)
     if properties.get(compact.KEYLESS_PROPERTY) == "true":
         raise HistoryError(f"{table} is keyless: its rows have no identity to keep a history of")
     catalog = str(spark.conf.get("spark.sql.defaultCatalog"))
@@ -62,11 +62,11 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
     if not matching:
         raise HistoryError(f"cdc.changelog holds no change of {table}'s source table")
     [source_table] = matching
-    mine = compact._table_changes(spark, CHANGELOG, options, source_table, topic, None)
+    mine = compact.table_changes(spark, CHANGELOG, options, source_table, topic, None)
     declared = compact.declared_columns(mine).get(source_table, {})
     spellings = compact.table_spellings(spark, table, mine, declared)
     if spellings:
-        mine = compact._table_changes(spark, CHANGELOG, options, source_table, topic, spellings)
+        mine = compact.table_changes(spark, CHANGELOG, options, source_table, topic, spellings)
     columns = {n: t for n, t in compact.table_schema(spark, table).items() if not n.startswith("_cdc_")}
     source = properties.get(compact.SOURCE_PROPERTY) or table
     history.update(spark, table, source, mine, None, columns, options.buckets)
