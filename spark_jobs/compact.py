@@ -320,12 +320,8 @@ FOLD_SCHEMA = (
 )
 
 
-def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> dict[str, Any]:
-    """The state of one key after ``events`` (any order; duplicates once) on top of ``base``.
-
-    ``base`` is ``PRESENT`` (a stored live row, values unknown here: partial changes then set
-    only their columns, ``replace`` stays False) or ``ABSENT`` (nothing, or a tombstone).
-    """
+def in_order(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events in total order, a redelivered one (same Kafka coordinates) once."""
     seen: set[tuple[Any, ...]] = set()
     ordered = []
     for ev in sorted(events, key=lambda e: (e["order_key"], e["part"], e["kind"])):
@@ -334,6 +330,16 @@ def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> 
         if identity not in seen:
             seen.add(identity)
             ordered.append(ev)
+    return ordered
+
+
+def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> dict[str, Any]:
+    """The state of one key after ``events`` (any order; duplicates once) on top of ``base``.
+
+    ``base`` is ``PRESENT`` (a stored live row, values unknown here: partial changes then set
+    only their columns, ``replace`` stays False) or ``ABSENT`` (nothing, or a tombstone).
+    """
+    ordered = in_order(events)
     last = ordered[-1]
     keyless = bool(last["keyless"])
     result = {"key": last["key"], "keyless": keyless, "stored_count": stored_count, "op": last["op"],
@@ -368,18 +374,23 @@ def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> 
             "vals": json.dumps(values, ensure_ascii=False), "count": 0 if exists is False else 1}
 
 
-def _fold_partitions(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """Fold every key of a partition (rows arrive clustered by key): plain Python per key, one
-    pandas frame per batch — a pandas frame per key (``applyInPandas``) costs far more."""
-    columns = [c.strip().split(" ")[0] for c in FOLD_SCHEMA.split(",")]
+def events_by_key(frames: Iterable[pd.DataFrame]) -> dict[str, list[dict[str, Any]]]:
+    """A partition's events (pandas batches) as plain records grouped by key."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for frame in frames:
         for record in frame.to_dict("records"):
             record["event_us"] = _none_if_nan(record["event_us"])
             record["image"] = _none_if_nan(record["image"])
             groups.setdefault(record["key"], []).append(record)
+    return groups
+
+
+def _fold_partitions(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """Fold every key of a partition (rows arrive clustered by key): plain Python per key, one
+    pandas frame per batch — a pandas frame per key (``applyInPandas``) costs far more."""
+    columns = [c.strip().split(" ")[0] for c in FOLD_SCHEMA.split(",")]
     out = []
-    for records in groups.values():
+    for records in events_by_key(frames).values():
         first = records[0]
         result = fold_key(records, first["base"], int(first["stored_count"] or 0))
         if result["event_us"] is not None:

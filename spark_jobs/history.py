@@ -52,19 +52,6 @@ VERSION_SCHEMA = (
 _VERSION_COLUMNS = [c.strip().split(" ")[0] for c in VERSION_SCHEMA.split(",")]
 
 
-def _in_order(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Events in total order, a redelivered one once (as ``compact.fold_key`` reads them)."""
-    seen: set[tuple[Any, ...]] = set()
-    ordered = []
-    for ev in sorted(events, key=lambda e: (e["order_key"], e["part"], e["kind"])):
-        identity = (ev["kafka_topic"], ev["kafka_partition"], ev["kafka_offset"], ev["record_index"],
-                    ev["part"])
-        if identity not in seen:
-            seen.add(identity)
-            ordered.append(ev)
-    return ordered
-
-
 def versions_of_key(events: Iterable[dict[str, Any]],
                     truncates: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """Every version of one key: ``events`` are its FULL, PARTIAL and DELETE events (any order),
@@ -74,7 +61,7 @@ def versions_of_key(events: Iterable[dict[str, Any]],
     versions: list[dict[str, Any]] = []
     values: dict[str, Any] | None = None  # the key's row; None while it does not exist
     current: dict[str, Any] | None = None
-    for ev in _in_order([*events, *truncates]):
+    for ev in compact.in_order([*events, *truncates]):
         if current is not None:
             versions.append({**current, "valid_to_us": ev["event_us"], "is_current": False,
                              "ended_by": ev["op"]})
@@ -94,20 +81,10 @@ def versions_of_key(events: Iterable[dict[str, Any]],
     return versions
 
 
-def _none_if_nan(value: Any) -> Any:
-    return None if isinstance(value, float) and value != value else value
-
-
 def _versions_partitions(truncates: list[dict[str, Any]]) -> Any:
     def run(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for frame in frames:
-            for record in frame.to_dict("records"):
-                record["event_us"] = _none_if_nan(record["event_us"])
-                record["image"] = _none_if_nan(record["image"])
-                groups.setdefault(record["key"], []).append(record)
         out: list[dict[str, Any]] = []
-        for records in groups.values():
+        for records in compact.events_by_key(frames).values():
             out.extend(versions_of_key(records, truncates))
             if len(out) >= 10_000:
                 yield pd.DataFrame(out, columns=_VERSION_COLUMNS)
