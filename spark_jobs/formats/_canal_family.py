@@ -1,29 +1,11 @@
 """Shared decoding for the Canal family: Canal, OMS Canal, DRS JSON / JSON-C and CloudCanal.
 
-All five carry the same idea: a message names one table, an operation, per-column type maps and
-an array of rows (``data``) with an array of "old" rows beside it. They differ in details that one
-decoder can absorb, so each format module only states what is its own:
+One decoder for messages that name one table, an operation, per-column type maps and ``data``/``old``
+row arrays; each format module states only what is its own, and the detection helpers at the end let
+each format state its ``auto`` signature. How the members differ (deleted row, ``old``, binary,
+image order, TIMESTAMP) is in the vendor notes.
 
-- where the deleted row is: Canal, DRS JSON-C and OMS put it in ``data``; DRS JSON puts it in
-  ``old``. Taking ``data`` when it holds rows, else ``old``, is right for all of them.
-- what ``old`` holds on UPDATE: Canal and OMS give only the changed columns (an explicit null means
-  "was NULL"), DRS gives the full before image. The before image is the ``data`` row overlaid with
-  the ``old`` row, which is right for both.
-- how binary travels: Canal and TiCDC send each byte as one ISO-8859-1 character, DRS as a decimal
-  byte list ``"[106, 103]"``, OMS as base64 (:attr:`CanalFamilyDecoder.binary_encoding`), Tencent
-  Cloud DTS's "not fully compatible" Canal JSON as a HexString. Hex and ISO-8859-1 text cannot be
-  told apart (``"cafe"`` is both), so a topic states it: ``FormatOptions.binary_encoding``.
-- which image is which on UPDATE: ``data`` is the after image everywhere except Alibaba Cloud DTS
-  Canal Json from instances created before 2022-03-20 (``data`` before, ``old`` after, both whole
-  rows). Nothing in the message says so (DRS also sends whole ``old`` rows, as the before image),
-  so such a topic states it: ``FormatOptions.update_images_swapped``.
-- how a MySQL TIMESTAMP (an instant) travels: epoch seconds ``"1624614713.201"`` (DRS JSON, OMS),
-  zone-less text in the source's zone (Canal, DRS JSON-C) or text with an explicit offset
-  (Tencent DTS: ``"2021-05-17 07:22:42 +00:00"``, kept as that exact instant whatever the
-  configured zone). :func:`instant_text` accepts all three.
-
-Detection helpers at the end of this module let each format state its ``auto`` signature from the
-same observations; the precedence is documented in each format's class docstring.
+Vendor notes: docs/formats/_canal_family.md
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
 """MongoDB shell-syntax documents (as Huawei DRS writes ``value``/``where``) -> canonical text.
 
-DRS writes documents the way the mongo shell / the Java driver's ``JsonMode.SHELL`` prints them:
-``{"_id": ObjectId("64650cf6..."), "at": ISODate("2023-05-17T09:18:31.439Z"), "n": NumberLong("7")}``.
-That is not JSON, so this module has a small recursive-descent parser for it. It also accepts the
-extended-JSON wrappers (``{"$oid": ...}``, ``{"$date": ...}``, ...) so a relaxed/canonical EJSON
-writer gives the same values.
+A small recursive-descent parser for mongo shell syntax (extended-JSON wrappers accepted too) and the
+canonical text of its values: ``field_text`` for a top-level field, ``to_ejson`` (relaxed Extended
+JSON v2) for the rest. The syntax DRS writes and the canonical text of each BSON type are in the
+vendor notes.
 
-Canonical text (documented choice, see ``field_text`` and ``to_ejson``):
-
-- a top-level field becomes one change-row column: ObjectId -> its 24 lower-case hex digits;
-  ISODate / ``new Date(ms)`` -> ISO-8601 UTC instant; NumberLong/NumberInt -> integer digits;
-  NumberDecimal -> exact plain decimal digits; BinData / UUID / HexData -> base64 of the bytes
-  (a UUID is BSON binary subtype 4, so ``UUID(..)`` and ``BinData(4, ..)`` give the same text);
-  strings, numbers and booleans as themselves;
-- nested documents and arrays, and the BSON types with no scalar form (Timestamp, MinKey, MaxKey,
-  regular expressions, undefined), become compact **relaxed Extended JSON v2** text: ObjectId
-  ``{"$oid":"hex"}``, dates ``{"$date":"ISO UTC"}``, int32/int64 and doubles as plain numbers,
-  decimals ``{"$numberDecimal":"digits"}``, binary ``{"$binary":{"base64":..,"subType":"00"}}``,
-  ``{"$timestamp":{"t":s,"i":i}}``, ``{"$minKey":1}``, ``{"$maxKey":1}``,
-  ``{"$regularExpression":{"pattern":..,"options":..}}``, ``{"$undefined":true}``, and
-  non-finite doubles ``{"$numberDouble":"NaN"}``.
+Vendor notes: docs/formats/_mongo_shell.md
 """
 
 from __future__ import annotations

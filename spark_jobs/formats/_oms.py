@@ -1,21 +1,11 @@
 """OceanBase data transmission (OMS) serialisations: shared decoding for Default and
 DefaultExtendColumnType (seed 003).
 
-One decoder serves both: DefaultExtendColumnType is Default plus a ``__light_type`` map inside each
-image (``{column: {"schemaType": TYPE}}``). ``__light_type`` is metadata, never a column; when a
-message carries it the values are converted by type (the OMS type-mapping table for MySQL and
-Oracle tenants), otherwise by JSON kind alone (:func:`untyped_text`).
+One decoder serves both: DefaultExtendColumnType is Default plus a ``__light_type`` map of column
+types inside each image. Type conversion, row identity, BIT padding and the tenant split are in the
+vendor notes.
 
-Row identity: ``allMetaData.record_primary_key`` names the key columns and ``record_primary_value``
-holds their values, both joined by U+0001. The key is taken from the image when it has every key
-column, else from ``record_primary_value`` (the manual's examples carry key columns that are not in
-the images), so a row is identified either way.
-
-MySQL ``BIT(n)`` is base64 bytes; OMS drops high-order zero bytes in incremental records only,
-so a width in ``schemaType`` pads the value to ceil(n/8) bytes (a bare ``BIT`` cannot be).
-
-``db`` is ``{tenant}.{database}`` for OceanBase dbTypes: ``database`` is the part after the tenant
-and the tenant goes to ``schema_name`` (OMS has no other use for it).
+Vendor notes: docs/formats/_oms.md
 """
 
 from __future__ import annotations

@@ -1,46 +1,10 @@
 """AWS DMS JSON on a Kafka (or Kinesis) target (also Paimon ``aws-dms-json``).
 
-``{"data": {...}, "metadata": {"timestamp", "record-type": "data|control", "operation",
-"partition-key-type", "schema-name", "table-name", "transaction-id", "prev-transaction-id",
-"transaction-record-id", "commit-timestamp", "stream-position", ...}}``.
+Decodes DMS ``data`` records (load, insert, update, delete) and ``control`` records (table and
+column changes as DDL rows, truncate-table as TRUNCATE) of ``{"data", "metadata"}`` messages. Before
+images, row identity from the partition key, values and times are in the vendor notes.
 
-- Data records: ``load`` (full load -> SNAPSHOT), ``insert``, ``update``, ``delete``. ``data`` is
-  the whole row (the deleted row for ``delete``); columns DMS omits when IncludeNullAndEmpty is off
-  are NULL at the source but stay absent (= unknown) here.
-- Before images: BeforeImageSettings adds an object under its FieldName (``before-image`` by
-  default; looked for at the top level and inside ``data``); the add-before-image-columns rule adds
-  ``BI_<column>`` fields to ``data``. A ``BI_x`` field is taken as before image only when ``x`` is
-  also in ``data``, so a real column that happens to start with ``BI_`` is kept.
-- Control records: table/column changes (create-table, drop-table, rename-table, add-column,
-  drop-column, rename-column (IncludeTableAlterOperations), a column type change: any operation
-  ending ``-table`` or naming ``column``) become DDL rows whose ``ddl`` is the DMS
-  operation name (DMS sends no statement); ``truncate-table`` is a TRUNCATE of the table; any
-  other control record is a control message. Older DMS versions spell control operations in
-  CamelCase (``TruncateTable``, ``DropTable``): read as the hyphenated names. A
-  ``create-table`` carries ``control.table-def`` (``columns``: name -> {type, length, precision,
-  scale, nullable}; ``primary-key``): its key columns and the column types that map without doubt
-  (integers, strings, booleans, reals, numerics) go on the DDL row; other types stay undeclared.
-- Data records send no key column names: they come from configuration; otherwise, when the
-  partition key is the primary key (``partition-key-type`` primary-key), the partition value is the
-  row identity: ``metadata.partition-key-value`` (IncludePartitionValue; needed on Kinesis, whose
-  partition key is not a Kafka key), else the Kafka key's text. With PartitionIncludeSchemaTable the
-  value is prefixed ``schema.table.`` (``test_db.product.2``): still one text per row, but changing
-  that setting changes every row's identity. An update with neither (nor a before image) is
-  quarantined ``MISSING_KEY``: nothing says which row it replaces, and as a keyless change it would
-  leave the old row beside the new one. So is a keyless update whose before image lacks some of
-  ``data``'s columns: ColumnFilter ``pk-only`` (the default) keeps only the key columns and ``all``
-  drops LOB columns, so that image cannot find the stored whole row (with IncludeNullAndEmpty off
-  an ``all`` image also lacks columns that were NULL: indistinguishable, so quarantined alike).
-- Values are plain JSON as DMS writes them. Binary (RAW, BLOB, bytea) columns arrive as hex text,
-  ``0x``-prefixed unless NoHexPrefix is set; data records carry no column types, so that text is
-  kept as written (only a ``create-table`` table-def names the types, in another message). Columns
-  whose LOB value exceeded the task's LOB size limit arrive truncated, with no marker. MessageFormat
-  ``json`` (pretty-printed over several lines) and ``json-unformatted`` decode the same.
-- Times are ISO UTC: ``commit-timestamp`` (IncludeTransactionDetails) else ``timestamp`` is the
-  event time; ``timestamp`` is also the produced time. IncludeTransactionDetails also writes
-  ``transaction-id`` (kept), ``transaction-record-id`` (the record's offset in its transaction;
-  DMS emits records in that order, so Kafka order already follows it), ``prev-transaction-id``,
-  ``prev-transaction-record-id`` and ``stream-position`` (kept as the source position).
+Vendor notes: docs/formats/aws_dms_json.md
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """``cloudcanal_json``: CloudCanal's default Kafka message (seed 004, "CloudCanal Json").
 
-``{"action", "bid", "before": [...], "data": [...], "db", "schema", "table", "dbValType",
-"jdbcType", "entryType", "isDdl", "pks", "execTs", "sendTs", "sql", "tableChanges"}``. A message
-may batch many rows of one table: one change row per ``data`` element (``record_index``), the
-UPDATE before image being the ``data`` row overlaid with the matching ``before`` row (right
-whether ``before`` is full or partial); DELETE rows come from ``data`` when present, else
-``before``. ``entryType`` TRANSACTIONEND (and TRANSACTIONBEGIN, HEARTBEAT) are control messages; ape-dts'
-CloudCanal emitter marks DDL messages ``entryType`` DDL (with ``ddl`` true, ``action`` DDL).
-DDL messages (``isDdl`` true, ``action`` ALTER/CREATE/...) carry the statement in ``sql``.
-``pks`` is often empty even for keyed tables: the key is then taken from
-``tableChanges.table.primaryKeyColumnNames`` when present; a configured override wins over both;
-without any, the table is keyless. Some CloudCanal versions write ``ddl`` instead of ``isDdl``.
-CloudCanal does not document its binary encoding; binary text is read like Canal's (one
-ISO-8859-1 character per byte) and kept with a warning when it cannot be.
+Decodes CloudCanal's batched ``action``/``before``/``data`` messages (one change row per ``data``
+element) through the shared Canal-family decoder, ``entryType`` control messages first. In ``auto``
+it is the first of the Canal family (priority 40); the precedence and the quirks are in the vendor
+notes.
 
-Auto-detection precedence (priority 40, first of the Canal family): a message with a string
-``action`` and CloudCanal's own metadata (``entryType``, ``dbValType``, or ``execTs`` with
-``db``). No other format uses ``action``.
+Vendor notes: docs/formats/cloudcanal_json.md
 """
 
 from __future__ import annotations
@@ -42,7 +31,7 @@ ENTRY_CONTROLS = {
 
 
 class CloudCanalJsonDecoder(CanalFamilyDecoder):
-    """CloudCanal Json (see the module docstring for the precedence in ``auto``)."""
+    """CloudCanal Json (see its vendor notes for the precedence in ``auto``)."""
 
     format_id = "cloudcanal_json"
     description = "CloudCanal default JSON (batched rows, action/before/data)"

@@ -1,17 +1,10 @@
 """Alibaba Cloud DataWorks real-time sync to Kafka (seed 002).
 
-``{"schema": {"dataColumn": [{name, type}], "primaryKey": [..] | null, "source": {dbType, dbVersion,
-dbName, schemaName, tableName}}, "payload": {"before": {"dataColumn": {..}}, "after": {..},
-"sequenceId", "scn", "op", "timestamp": {eventTime, systemTime, checkpointTime}, "ddl": {text,
-ddlMeta}}, "version"}``. Column types are DataWorks' six: BOOLEAN, DOUBLE, DATE (epoch ms ->
-instant), BYTES (base64), LONG, STRING.
+Decodes DataWorks' ``schema``/``payload`` messages by the six DataWorks column types, merging the
+UPDATE_BEFOR/UPDATE_AFTER halves of an update into one UPDATE. The message layout, the op rules and
+row identity are in the vendor notes.
 
-``op`` is case-sensitive (the manual says so; a lower-case op is rejected, not guessed). An
-update comes either as one UPDATE_AFTER carrying both images, or as two messages, UPDATE_BEFOR
-(sic) then UPDATE_AFTER, with the same ``sequenceId``: each becomes an UPDATE half with a pair key
-that :func:`~spark_jobs.formats.base.pair_update_halves` merges; a lone half (the pair split
-across hours) is still a correct UPDATE. Tables without a primary key are identified by the
-``#alibaba_rds_row_id#`` column (Oracle sources: ``rowid``). ``sequenceId`` orders changes.
+Vendor notes: docs/formats/dataworks_json.md
 """
 
 from __future__ import annotations

@@ -1,89 +1,12 @@
 """Debezium JSON envelope (Kafka Connect JsonConverter), with or without the embedded schema.
 
-``{"schema": {...}, "payload": {before, after, source, op, ts_ms, transaction}}`` when the
-converter has ``schemas.enable=true``, else the payload alone. ``op``: c (CloudCanal writes ``i``),
-u, d, r (snapshot read), t (truncate), m (logical-decoding message: not a change), and CloudCanal's
-``a`` (ALTER). A MySQL ``c`` whose ``source.snapshot`` is set (true/first/last) is a snapshot read
-too: the MySQL connector before 1.4 sent its snapshot rows so. Schema-change topic events
-(``databaseName``, ``ddl``, ``tableChanges``; SQL Server and Db2 send ``"ddl": null``) become DDL
-rows; transaction-metadata and heartbeat events are control messages; a null value is a
-tombstone. A change whose ``source`` names no table takes the topic's ``source_table``, else it
-is rejected (it could not be applied anywhere).
-Rows flattened by Debezium's ``ExtractNewRecordState`` SMT (the row itself plus ``__``-prefixed
-fields such as ``__op``, ``__table``, ``__source_ts_ms`` and ``__deleted``) are decoded too: a
-``__deleted`` of true (``delete.handling.mode=rewrite``) or ``__op`` d is a delete of that row.
-By default that SMT adds no ``__`` fields and sends a delete as nothing but a tombstone: with
-the topic option ``flattened: true`` any row without the envelope is a row state (an upsert), and
-a tombstone with a Kafka key is the delete of that key, in the table ``source_table`` names
-(which also names flattened rows without ``__db``/``__table``). Flattened rows and such deletes
-without a source time take the Kafka timestamp as event time, so that both order on one clock.
+Decodes Debezium change events (enveloped, flattened by ``ExtractNewRecordState`` or wrapped as
+CloudEvents) into change, DDL and control rows, values by their Connect/Debezium logical type when a
+schema is present. Key-column precedence, the connector variants (MongoDB, Vitess, Spanner,
+YugabyteDB, Cassandra, ScyllaDB, OceanBase OMS, CloudCanal) and the CloudEvents rules are in the
+vendor notes.
 
-With a schema, values are decoded by their Connect/Debezium logical type (Decimal is base64 of
-the unscaled bytes, Date is days, MicroTimestamp is microseconds of wall clock, Bits is the bit
-string little-endian, turned big-endian here as the database holds it, ...); array elements
-with a logical type (PostgreSQL ``date[]``, ``numeric[]``) are decoded by the ``items`` schema the
-same way. A value its schema rules out quarantines the message (``INVALID_FIELD`` naming the
-column): an integer beyond its ``int8``..``int64`` type, a Decimal of no bytes. A value that
-merely cannot be converted (a ``Json`` column that is no JSON, or whose object repeats a key,
-which compacting would lose) is kept as sent with a warning. Without a schema,
-values are kept as given (numbers exact), except a ``{"scale", "value"}`` struct, which is
-Debezium's VariableScaleDecimal (Oracle NUMBER, PostgreSQL NUMERIC) and is decoded exactly. Key
-columns: the config override, else the Kafka message key's fields, else ``tableChanges``
-primary-key names, else keyless. MongoDB connector events (documents as extended-JSON *text* in
-``before``/``after``, updates as ``updateDescription`` or oplog ``patch``/``filter``) are keyed
-by ``_id``; see ``_mongo_row``. Vitess sends ``"db": ""`` and the keyspace (its database) in
-``source.keyspace``, its position in ``vgtid``; Spanner names the transaction in
-``server_transaction_id``.
-Column cells (see ``_cell_value``): the YugabyteDB connectors (gRPC ``debezium-connector-yugabytedb``
-and the logical-replication connector with the ``yboutput`` plugin) send every column of
-``before``/``after`` and of the Kafka key as ``{"value": v, "set": true}``, the Debezium Cassandra
-connector as ``{"value": v, "deletion_ts": t, "set": true}``. A cell is the column's value (decoded
-by the cell schema's ``value`` field); a null cell, or one whose ``set`` is false, is a column the
-change did not carry (YugabyteDB replica identity CHANGE, Cassandra's write-only commit log): it is
-left out of the image (unknown), never written as NULL, and the after image is then partial.
-YugabyteDB's own ``YBExtractNewRecordState`` / ``PGCompatible`` SMTs read cells the same way.
-Cells are recognised by their schema (a struct of exactly ``value``, ``set`` [, ``deletion_ts``]),
-else, without a schema, when every non-null column of the event is such an object (with
-``source.connector`` yugabytedb/cassandra a cell may lack ``set``, as the gRPC connector's manual
-prints it). Cassandra: the keyspace is the database (its source sends ``"db": "NULL"``), a delete
-names the deleted row's key in ``after`` (read as the before image), ``op`` ``i`` is an insert
-(a snapshot row when ``source.snapshot``), ``r`` is a range tombstone (rejected: it deletes a range
-of rows that no key names), the 1.x source time is ``ts_micro``, and the manual's source ``ts_ms``
-holds microseconds (read so when it is beyond year 9999 as milliseconds).
-ScyllaDB's CDC source connector (``source.connector`` scylla; its default ``legacy`` output) names
-the table in ``source.table_name``/``keyspace_name`` and wraps every non-key column in a cell
-``{"value": v}`` (schema ``<prefix>.<keyspace>.<table>.<column>.Cell``): ``{"value": null}`` set
-the column to NULL, a bare ``null`` left it unmodified (unknown: the image is then partial; updates
-carry no before image). Key columns are bare, so without a message key the bare non-null columns
-are the key. Its ``ts_ns`` is ``ts_ms`` padded with zeros: ``ts_us`` is the finer time. Its
-``advanced`` output has no cells and is read as plain values; its payload ``key`` (the key columns,
-``cdc.include.primary-key.placement`` payload-key) keys a delete that carries no image.
-CloudEvents: Debezium's ``io.debezium.converters.CloudEventsConverter`` (structured mode, JSON
-envelope) writes ``{"id", "source", "specversion": "1.0", "type", "time", "datacontenttype",
-"iodebeziumop", "iodebezium<source field>"..., "iodebeziumtx<transaction field>"..., "data"}``;
-``_cloudevent_envelope`` turns it back into the envelope above. ``data`` holds the data fields
-(``before``/``after``; MongoDB ``before``/``after``/``updateDescription``, before 2.x
-``after``/``patch``[/``filter``]) as ``{"schema", "payload"}`` (``json.schemas.enable``, the
-default) or bare. A source attribute's name is ``iodebezium`` + the field name without its
-non-alphanumeric characters (``iodebeziumtsms`` is ``ts_ms``, ``iodebeziumtxId`` PostgreSQL's
-``txId``); int64 fields are sent as text. ``iodebeziumtxid`` / ``iodebeziumtxtotalorder`` /
-``iodebeziumtxdatacollectionorder`` are the ``transaction`` block. Not decoded (rejected, saying
-why): Avro ``data`` (``data.serializer.type=avro``, base64 text); events without ``iodebeziumop``
-(``extension.attributes.enable=false``: neither the operation nor the table is in the event);
-``data`` without row images (``metadata.source=header`` after an SMT such as the outbox router).
-Detection (``matches``, before every envelope rule): ``specversion`` and either a Debezium
-``type`` (``io.debezium.<connector>.datachangeevent`` up to 2.x,
-``io.debezium.connector.<connector>.DataChangeEvent`` later) or any ``iodebezium*`` attribute
-(``type`` set from a header). No other format has ``specversion``, so the match is unambiguous.
-Note: CloudCanal's manual swaps the descriptions of ``before`` and ``after``; real Debezium is
-followed here (``before`` = row before the change).
-OceanBase OMS's Debezium serialisations (Debezium, DebeziumFlatten, DebeziumSmt) are told by their
-``source`` (``"name": "OMS"``, "the fixed value OMS", and ``connector`` OB_MYSQL; see ``_is_oms``).
-OMS writes a schema-typed ``bytes`` column as base16 text ("An array of bytes encoded in base16":
-``"c04": "61"``), not base64, and it is decoded so; its periodic heartbeat is an envelope with
-``"op": "HEARTBEAT"`` and empty images (a control message); its ``source.pos`` (``553132@1668...``)
-is the position. Its schema carries no logical names, so DATE (days), TIME (microseconds) and
-DATETIME (epoch milliseconds, under a ``string`` schema) arrive as plain numbers and stay so.
+Vendor notes: docs/formats/debezium_json.md
 """
 
 from __future__ import annotations
@@ -686,7 +609,7 @@ class DebeziumJsonDecoder(JsonDecoder):
     def _keys(self, message: RawMessage, payload: dict[str, Any], database: str | None,
               table: str | None, warnings: list[str], connector: str | None = None,
               bare_keys: list[str] | None = None) -> tuple[list[str], dict[str, str | None]]:
-        """(key columns, key values from the Kafka key); see the module docstring for precedence."""
+        """(key columns, key values from the Kafka key); see the vendor notes for precedence."""
         key_values: dict[str, str | None] = {}
         key_columns: list[str] | None = None
         if message.key:
@@ -1603,7 +1526,7 @@ def _deleted_flag(value: Any) -> bool | None:
 
 
 def _is_cloudevent(doc: dict[str, Any]) -> bool:
-    """A CloudEvent of Debezium's CloudEventsConverter (see the module docstring)."""
+    """A CloudEvent of Debezium's CloudEventsConverter (see the vendor notes)."""
     if "specversion" not in doc:
         return False
     kind = doc.get("type")

@@ -1,15 +1,10 @@
 """Huawei Cloud DRS Avro: decoded with the vendor schema the user configures (``schema_file``).
 
-Huawei publishes the schema only inside ``record.rar`` (linked from the DRS "Kafka message
-format" page), which is not public in any source this project can cite, so no schema ships with
-the package and none is invented: the topic's ``schema_file`` must point at the vendor's
-``record.avsc``. What is known comes from public code that reads DRS Avro
-(``com.huawei.hwclouds.drs.avro.Record``): the top-level fields ``version``, ``seqno``,
-``shardId``, ``eventid``, ``updateTimestamp``, ``tableName`` (with ``"`` quotes), ``operation``,
-``columnCount``, ``fields`` (objects with ``name``) and ``beforeImages``/``afterImages`` (lists of
-null or objects with a ``value``), and that it decodes with ``Record.getDecoder()``: Avro
-single-object encoding (``C3 01`` + CRC-64-AVRO fingerprint of the schema). Bare datums are
-accepted too. The key columns come from ``primary_key_overrides`` (the known fields carry none).
+No schema ships with the package: the topic's ``schema_file`` must point at the vendor's
+``record.avsc``; single-object encoded and bare datums are read, key columns come from
+``primary_key_overrides``. What is known of the schema, and from where, is in the vendor notes.
+
+Vendor notes: docs/formats/drs_avro.md
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """``drs_json_c``: Huawei Cloud DRS JSON-C for MySQL and GaussDB(for MySQL) sources.
 
-As ``drs_json``, except that DELETE puts the deleted row in ``data`` (``old`` is for UPDATE
-only) and TIMESTAMP columns arrive as ``yyyy-mm-dd hh:mm:ss`` text in the source's time zone
-(``options.source_timezone``, default UTC), converted here to a UTC instant. The decoder is the
-one ``drs_json`` uses (rows from ``data`` else ``old``; epoch or text TIMESTAMP), so a topic
-configured with either id decodes both variants correctly.
+As ``drs_json`` (the same decoder), except that the DELETE row comes in ``data`` and TIMESTAMP as
+zone-less text in the source's time zone. In ``auto`` it has priority 45, right after ``drs_json``;
+the precedence is in the vendor notes.
 
-Auto-detection precedence (priority 45, right after ``drs_json`` 44): a Canal-shaped message
-with ``id``, only string values, a shape only DRS emits and also a JSON-C shape (both listed in
-``drs_json``). A JSON-C message with no DRS-only shape looks exactly like Canal and is reported as
-``canal_json``, which decodes it to the same rows; configure the topic as ``drs_json_c`` to have
-it reported as such.
+Vendor notes: docs/formats/drs_json_c.md
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """Huawei Cloud DRS JSON for PostgreSQL, GaussDB, SQL Server and Oracle sources (seed 001, Table 4).
 
-Canal-shaped (``data``/``old`` arrays of string rows, ``pkNames``, ``id``, ``es``, ``ts``) plus
-``columnType`` (type names without length; empty for Oracle and SQL Server), ``dbType``,
-``schema`` and ``opType``. What differs from the MySQL flavour and why it matters here:
+Decodes Canal-shaped rows plus ``columnType``, ``dbType``, ``schema`` and ``opType``; column types
+come from ``columnType`` alone (DRS's ``sqlType`` codes are its own). What differs from the MySQL
+flavour, per source database, is in the vendor notes.
 
-- ``sqlType`` codes are DRS's own (16 for a timestamp, 46 for tstzrange, ...), *not*
-  java.sql.Types, so they are ignored; types come from ``columnType`` only. Without it (Oracle,
-  SQL Server) values stay as the vendor's text and ``column_types`` names nothing.
-- ``es`` is epoch milliseconds, except SQL Server, documented as seconds: decided by magnitude.
-- ``database`` is empty for Oracle; names are kept exactly as sent.
-- ``pkNames`` may be null: then a ``rowid`` column (Oracle) identifies the row; else the table is
-  keyless (``row_key`` None) and UPDATE/DELETE apply as whole-row changes, never rejected.
-- UPDATE: ``data`` is the after image, ``old`` the full before image; DELETE: the deleted row is
-  in ``old`` (taken from ``data`` when ``old`` is absent, as JSON-C writes it).
-- Values: bytea arrives as hex (-> base64), jsonb as JSON text (-> compact), booleans as
-  ``"true"``/``"false"``, ranges and bit strings as their PostgreSQL text.
-- A ``date`` value is never shortened to its first ten characters: an Oracle DATE holds a time
-  of day (Oracle's DATE is year..second), so with ``dbType`` Oracle a ``date`` column is a wall
-  clock (TIMESTAMP_NTZ); elsewhere a date value carrying more than a date (GaussDB in Oracle
-  compatibility, a PostgreSQL ``BC`` date) is kept as sent with a warning. SQL Server's
-  ``timestamp`` (= ``rowversion``) is a row-version counter, not a time: kept as text.
+Vendor notes: docs/formats/drs_json_generic.md
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Huawei Cloud DRS JSON for DDS (MongoDB) sources (seed 001, Table 3).
 
-One message is one oplog change: ``op`` (INSERT/UPDATE/DELETE/DDL), ``db``, ``coll``, and the
-document in ``value``/``where`` as *strings in MongoDB shell syntax* (parsed by
-:mod:`spark_jobs.formats._mongo_shell`; canonical text documented there). Per ``recordType``:
+One message is one oplog change whose document (``value``/``where``) is MongoDB shell syntax, parsed
+by :mod:`spark_jobs.formats._mongo_shell`; rows are keyed by ``_id``. The rules per ``recordType``
+and the ordering are in the vendor notes.
 
-- ``insert``: ``value`` is the whole new document (a full after image);
-- ``replace``: ``value`` is the whole replacement document, ``where`` holds ``_id``;
-- ``update``: ``value`` is an update-operator document: ``$set`` fields change, ``$unset``
-  fields become NULL (present with None), so the after image is partial. The oplog v2 form
-  (``{"$v": 2, "diff": {"u": .., "i": .., "d": ..}}``) is read the same way. Operators whose
-  result cannot be known from the message alone (``$inc``, ``$push``, nested diffs) are rejected,
-  so the message is quarantined rather than applied wrongly;
-- ``doc`` (DELETE): ``value`` holds the key.
-
-The row key is ``_id``. ``clusterTime`` (``"seconds:increment"``, the oplog position) gives
-``source_position`` and the sortable ``source_sequence``; without it the DRS ``id`` orders.
+Vendor notes: docs/formats/drs_mongo.md
 """
 
 from __future__ import annotations

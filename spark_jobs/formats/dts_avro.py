@@ -1,19 +1,11 @@
 """Alibaba Cloud DTS Avro (``com.alibaba.dts.formats.avro.Record``): one bare datum per Kafka value.
 
-The schema ships with the package (``avro/aliyun_dts_record.avsc``, byte-for-byte the vendor's).
-Older producers omit the last field, ``bornTimestamp``; such a datum is a strict prefix of a
-current one, so a read that runs out of data is retried with the legacy schema. Values arrive as
-a 13-branch union (Integer, Character, Decimal, ...); each branch has its own canonical text, and
-``fields[i].dataTypeNumber`` (MySQL binlog type codes, PostgreSQL OIDs) says what a DateTime means.
-The primary key is not a schema field: it is the JSON in ``tags["pk_uk_info"]`` (PRIMARY, else the
-first unique key, else RDS's hidden ``__#alibaba_rds_row_id#__`` column when sent). For a sharded
-PolarDB-X 1.0 (DRDS) source ``objectName`` is the physical shard and ``tags["l_db_name"]`` /
-``tags["l_tb_name"]`` the logical names, which ``database``/``table_name`` report.
-``id`` is no ordering key (the vendor demos: it "can not be used as unique identifier"); the
-order is ``sourceTimestamp`` (epoch seconds) then the Kafka offset, as the vendor's own
-``timestamp@offset`` checkpoints. MongoDB row changes carry no ``fields``: the SDK names the two
-image values ``_value`` and ``_id``.
-Decoding rules: the project's ``formats/README.md`` (section 1) and Alibaba's Java SDK.
+Reads each datum with the vendor schema shipped in ``avro/`` (retrying with the legacy schema without
+``bornTimestamp``) and gives each value-union branch its canonical text; the key comes from
+``tags["pk_uk_info"]``. Schema versions, keys, sharded sources, ordering and MongoDB records are in
+the vendor notes.
+
+Vendor notes: docs/formats/dts_avro.md
 """
 
 from __future__ import annotations

@@ -1,60 +1,10 @@
 """Maxwell's daemon JSON (zendesk/maxwell; also Flink/Paimon ``maxwell-json``).
 
-``{"database", "table", "type", "ts", "xid", "xoffset"|"commit", "position", "server_id",
-"thread_id", "data": {...}, "old": {...}, "primary_key", "primary_key_columns"}``.
+Decodes Maxwell row, bootstrap and DDL messages (also several documents back to back in one value,
+as TiCDC batches them); an update's before image is ``data`` overlaid with ``old``. Key columns, the
+Maxwell options that change the message and the cases quarantined are in the vendor notes.
 
-- ``type``: insert, update, delete (any case: SeaTunnel's ``maxwell_json`` writer sends ``INSERT``
-  and ``DELETE``, an update as a DELETE then an INSERT with the same ``ts``); bootstrap-insert
-  (full load -> SNAPSHOT; old Maxwell versions bootstrap with plain ``insert``);
-  bootstrap-start/-complete are control messages; with
-  ``--output_ddl`` database-/table- create/alter/drop become DDL rows (``sql`` is the statement,
-  ``def`` gives column types and the primary key).
-- ``data`` is the row (for delete: the deleted row; TiCDC's Maxwell flavour may put it in
-  ``old``); ``old`` holds only the changed columns' previous values, so the before image of an
-  update is ``data`` overlaid with ``old``. An update's ``data`` is not always the whole row:
-  with MySQL ``binlog_row_image=minimal`` it holds the key and the columns the statement set
-  (Maxwell's ``test_minimal``: ``{"id": 2, "a": "avalue3"}``, column ``b`` left out), and with
-  ``--output_nulls=false`` it leaves out NULL columns. So an update's after image is partial
-  (``after_is_full`` false: it merges into the stored row, which a complete ``data`` makes the
-  same as replacing it), and a column in ``old`` but missing from ``data`` became NULL (a non-NULL
-  old value is always in ``old``, and minimal images move before-only columns into ``data``).
-- ``ts`` is epoch seconds for row events but milliseconds on DDL events: told apart by magnitude.
-  TiCDC's Maxwell DDL messages put the commit TSO there (``ts: e.CommitTs``): a DDL ``ts`` beyond
-  any epoch milliseconds is read as a TiDB TSO (physical milliseconds = TSO >> 18).
-- TiCDC batches row events: one Kafka value is several Maxwell documents written back to back
-  with no separator (``valueBuf.Write`` per row); each becomes a row (``record_index`` its place).
-- Key columns: configuration, else ``primary_key_columns`` (``--output_primary_key_columns``),
-  else the Kafka key in Maxwell's hash form ``{"database","table","pk.<col>": v}`` or array form
-  ``[db, table, [{col: v}]]``. ``primary_key`` alone (values, no names) still identifies the row.
-  Key names are matched to the image's column names: Maxwell lower-cases them in the Kafka key
-  (``RowIdentity.toKeyJson``: ``pk.getKey().toLowerCase()``), and ``--output_naming_strategy=
-  underscore_to_camelcase`` renames every field and column (``first_name`` -> ``firstName``,
-  ``primary_key_columns`` -> ``primaryKeyColumns``) but not the key names listed as values
-  (RowMapTest ``testNamingStrategy``): in a camel-cased message (``primaryKeyColumns``) every
-  listed key name is rewritten the same way. Otherwise a key name is taken as written, else as
-  Maxwell's camel-case rewrite of it, else by case-insensitive match (MySQL column names are
-  case-insensitive).
-- ``--output_nulls=false`` leaves NULL columns out of ``data`` *and* ``old`` (``RowMap.toJSON``
-  writes both with ``includesNulls``): a column changed from NULL is then missing from ``old`` and
-  the update's before image shows it with its new value; the after image is unaffected.
-- ``xid`` (``--output_commit_info``, on by default) is the transaction id; ``xoffset``
-  (``--output_xoffset``) numbers rows inside it and ``commit: true`` marks its last row (which
-  carries no ``xoffset``). Maxwell emits rows in binlog order and, partitioned by database (the
-  default), table or primary key, one row's changes stay in one Kafka partition in that order; with
-  ``producer_partition_by=transaction_id``/``random``/``column`` they do not, and ``ts`` (seconds)
-  cannot order changes to one row within a second.
-- A row message whose ``data`` is ``{}`` (no column at all) is quarantined ``MISSING_FIELD``:
-  Maxwell's bootstrap wrote such rows for tables with upper-case names (issue #1354); written as
-  a row it would add an empty row to a keyless table.
-- A ``dead_letter_topic`` "skeleton row" (``database``, ``table``, ``reason``, ``data`` with the key
-  only) is no change and is quarantined saying so.
-- ``--encrypt=data|all`` replaces ``data``/``old`` (or the whole message) by ``{"encrypted":
-  {"iv","bytes"}}`` (older Maxwells: ``data`` is the base64 ciphertext beside ``init_vector``):
-  quarantined with that reason (the key is not ours to hold).
-- ``position`` (``binlog-file:offset``, with ``--output_binlog_position``) is the source
-  position but not the ordering sequence: bootstrap rows carry none, and binlog file names
-  restart on a failover to another server, so positions do not compare as text. Changes are
-  ordered by ``ts`` then Kafka partition and offset, which is Maxwell's emission order.
+Vendor notes: docs/formats/maxwell_json.md
 """
 
 from __future__ import annotations

@@ -1,56 +1,10 @@
 """Oracle GoldenGate JSON formatter (operation-modeled; also Flink/Paimon ``ogg-json``).
 
-``{"table": "[CATALOG.]SCHEMA.TABLE", "op_type": "I|U|D|T", "op_ts": "2020-05-13 15:40:06.000000",
-"current_ts": "2020-05-13T15:40:13.000000", "pos": "00000000000000001445", "primary_keys": [...],
-"tokens": {...}, "before": {...}, "after": {...}}``.
+Decodes operation- and row-modeled JSON formatter documents (several back to back in one value in
+transaction mode) and the Kafka Connect handler's schema-wrapped form; ``pos`` orders changes. The
+formatter and handler settings that change the message are in the vendor notes.
 
-- The row-modeled JSON formatter (``format=json_row``) writes the same operation fields with the
-  columns beside them instead of ``before``/``after``: that row is the after image (the deleted
-  row for D). An update's ``"before": {}`` (no before image captured) is no before image. An
-  object named ``BEFORE``/``After``/... is no column: such a message is quarantined.
-- ``op_type`` I/U/D/T (T = truncate); the long names (INSERT, ...) that ``format.insertOpKey`` and
-  friends can configure are accepted too, any case. Other custom op keys cannot be read from the
-  message (quarantined ``INVALID_OP``). With ``includeOpType=false`` there is no ``op_type``: a
-  message with a before and an after image is an update, with a before image only a delete (GG for
-  Big Data "Operation Formatters": insert before NULL / after output, update both, delete before
-  only, truncate both NULL); an after image alone (insert, or update without a before image), no
-  image, or a row-modeled row is quarantined ``MISSING_FIELD``. ``metaColumnsTemplate`` names the
-  metadata fields itself (the default is ``${objectname[table]},${optype[op_type]},
-  ${timestamp[op_ts]},${currenttimestamp[current_ts]},${position[pos]}``): other field names are
-  not read. ``includeOpTimestamp`` /
-  ``includeCurrentTimestamp`` false leave ``event_time`` / ``produced_time`` empty.
-- ``format.pkUpdateHandling``: ``update`` (default) writes one ``U`` whose before image holds the old
-  key, so compaction moves the row; ``delete-insert`` writes a ``D`` and an ``I``; ``abend`` stops
-  the replicat. With the row-modeled formatter an update carries only the new row: a key change
-  then leaves the old key's row behind (use ``delete-insert`` there).
-- ``op_ts`` (source commit) and ``current_ts`` (formatter time) carry no zone: both are read in
-  ``options.source_timezone``. With ``goldengate.userexit.timestamp=utc`` (in Oracle's sample
-  properties) ``op_ts`` is UTC while ``current_ts`` stays in the replicat host's zone: set
-  ``source_timezone`` to the zone of ``op_ts`` and ``produced_timezone`` to the host's.
-- ``pos`` (trail sequence + RBA, zero-padded) is the ordering key and the source position.
-- Update images may be partial (compressed updates log only key + changed columns), so an update's
-  after image is never flagged full; merging it is correct whether or not it is complete.
-- ``primary_keys`` gives the key columns (Flink's test data spells it ``priamry_keys``: accepted).
-  A change whose image lacks a key column it names (insert included) is quarantined
-  ``MISSING_KEY``; names are matched exactly (Paimon's case-insensitive catalog option is
-  Paimon's, and GoldenGate writes both from the same metadata). An update with no key columns
-  (``includePrimaryKeys`` is off by default) and no before image is quarantined ``MISSING_KEY``:
-  nothing says which row it replaces.
-- ``tokens.txid`` (``includeTokens``) is the transaction id.
-- ``gg.handler.<name>.mode=tx`` (Kafka handler transaction mode): "the serialized data is
-  concatenated for every operation in a transaction" into one Kafka message (null key), so one
-  value holds 1..N JSON formatter documents back to back. Each becomes a change row,
-  ``record_index`` its place (0..N-1) in the message; a message with any bad operation is
-  quarantined whole, the reason naming the operation's index. Only whitespace may separate the
-  documents.
-- Schema messages of the JSON formatter (``{"$schema": ...}``) are control messages.
-- GoldenGate's Kafka Connect handler with the JSON converter (``schemas.enable=true``) wraps the
-  same operation in ``{"schema": {...}, "payload": {...}}``: the payload is decoded as above, with
-  the column values and types read through their Connect schema (Decimal bytes, Date days,
-  Timestamp milliseconds, ...: the rules of :mod:`spark_jobs.formats.debezium_json`).
-- With ``includeIsMissingFields`` each column ``C`` is followed by a boolean ``C_isMissing``: the
-  marker is metadata, and a column marked missing (not captured, e.g. a compressed update or a
-  delete logging only the key) is left out of the image (unknown), not taken as NULL.
+Vendor notes: docs/formats/ogg_json.md
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """``oms_canal``: OceanBase OMS "Canal" serialisation (seed 003).
 
-Canal's field names, with OMS's values: typed JSON (numbers and booleans, whose exact text is
-kept: ``10223372036854775806`` and 700-digit decimals survive digit for digit), binary as base64,
-TIMESTAMP as epoch seconds ``"1606233662.012345"``, datetime as wall clock. ``data`` holds one
-row; ``old`` only the changed columns of an UPDATE; ``database`` has no tenant prefix. There is no
-``id``, so no source sequence: order comes from ``es`` and Kafka coordinates. OMS type names
-outside MySQL's (``int64``) fall back to ``sqlType``; a ``bigint`` value beyond int64 widens the
-column type to DECIMAL(20,0) rather than lose digits. ``bit`` is BINARY (OMS renders BIT as
-base64 bytes), not Canal's number.
+Canal's field names with OMS's typed values, decoded by the shared Canal-family decoder (base64
+binary, epoch-second TIMESTAMP, no ``id`` and so no source sequence). In ``auto`` it has priority 50;
+the precedence and the value rules are in the vendor notes.
 
-Auto-detection precedence (priority 50: after ``drs_json``/``drs_json_c`` 44/45, which require
-``id`` and string values, and before ``canal_json`` 55): a Canal-shaped message whose rows hold a
-typed (non-string) value, or that has no ``id`` (Canal, DRS and TiCDC always send one), unless it
-carries ``destination``/``groupId``: Canal's client adapter logs its ``Dml`` so, without ``id``.
+Vendor notes: docs/formats/oms_canal.md
 """
 
 from __future__ import annotations
@@ -31,7 +23,7 @@ from spark_jobs.formats._canal_family import (
 
 
 class OmsCanalDecoder(CanalFamilyDecoder):
-    """OMS Canal (see the module docstring for the precedence in ``auto``)."""
+    """OMS Canal (see its vendor notes for the precedence in ``auto``)."""
 
     format_id = "oms_canal"
     description = "OceanBase OMS Canal serialisation (typed JSON values)"

@@ -1,25 +1,10 @@
 """OceanBase OMS "Dataworks" serialisation, DataWorks 2.0 (seed 003).
 
-``{"version": "2.0", "schema": {"source": {dbType, dbVersion, dbName, schema, table}, "column":
-[{name, type}], "pk": [..]}, "payload": {"before": {"data": {..}}, "after": {"data": {..}}, "op",
-"timestamp": {eventTime, systemTime, checkpointTime}, "ddl": {text}, "scn"}, "extend": {..}}``.
-A heartbeat is only ``version`` and ``payload.{timestamp, op: HEARTBEAT}``.
+Decodes ``version`` 2.0 ``schema``/``payload`` messages (and heartbeats), converting OMS's typed JSON
+values by column type. The value formats, and how the manual's mismatched examples are handled, are
+in the vendor notes.
 
-Values are typed JSON written by OMS's type mapping (seed 003): integers beyond int64 and
-decimals with hundreds of digits arrive as JSON numbers and are kept digit for digit; bytes are
-base64; DATE ``YYYY-MM-DD``; TIME ``HH:mm:ss[.n]``; DATETIME ``YYYY-MM-DD HH:mm:ss[.n] [zoneId]``
-(a zone makes it an instant, none a wall clock); TIMESTAMP ``seconds[.fraction]``. The 2.0
-template also shows an epoch value ``1590315269000.123456789``, described as a 13-digit
-millisecond timestamp "." 9-digit nanoseconds: read as the second of the millisecond part plus the
-nanosecond-of-second fraction. Column types are either OMS's own names (INT64, BIGINT =
-arbitrary-size integer, ZONED_DATETIME, ...) or the source's (``varchar(20)``).
-
-The manual's own examples name columns (``int8``, ``int16``, ...) that match no data key
-(``col1``, ...) and key columns that are not in the row: the row image decides. Columns the list
-does not name keep their text (warning TYPE_MAP_MISMATCH); a key none of whose columns is in the
-image or in the column list leaves the row keyless, identified by its whole image
-(KEY_NAMES_UNKNOWN_COLUMN). A key column the list names but the image lacks is rejected
-(MISSING_KEY): the row cannot be identified.
+Vendor notes: docs/formats/oms_dataworks.md
 """
 
 from __future__ import annotations

@@ -1,28 +1,11 @@
 """SharePlex JSON: OceanBase OMS's "SharePlex" serialisation (seed 003) and Alibaba Cloud DTS's
 "Shareplex Json" (its Kafka data-format page).
 
-``{"data": {...}, "meta": {time, op: ins|upd|del|ddl, posttime, idx, size, seq, table, rowid,
-trans, scn}, "key": {...}}``. ``ins``/``del`` carry the whole row in ``data``; ``upd`` carries only
-the changed columns in ``data`` (a partial after image) and the before image in ``key``. ``ddl``
-(OMS: "op ... ins/upd/del/ddl"; an empty ``data``, ``meta.rowid`` ``{db}.{table}-`` with no key)
-carries the statement in ``sql.ddl`` and becomes a DDL row. ``heartbeat`` (OMS's periodic
-heartbeat: ``data`` empty, ``meta.table`` and ``meta.rowid`` null, ``meta.time``/``posttime`` and
-``scn`` set) is a control, not a change.
+Decodes ``data``/``meta``/``key`` messages (``ins``/``upd``/``del``, ``ddl``, ``heartbeat``); no
+key column names are sent, so the row identity comes from ``meta.rowid`` unless configuration names
+key columns. The OMS and DTS differences are in the vendor notes.
 
-No key column names are sent: the row identity is the key-value part of ``meta.rowid``
-(``{db}.{table}-{values joined by U+0001}``), so ``primary_key_columns`` is empty unless the
-configuration names key columns. ``meta.time`` (source change) and ``meta.posttime`` (written to
-the target) are zone-less local times, read in ``options.source_timezone``. ``meta.scn``
-(timestamp + counter, like storeDataSequence) orders changes.
-
-Alibaba Cloud DTS writes the same layout (``meta`` adds ``userid``) with two differences:
-``meta.rowid`` is the source's Oracle ROWID (``"AAATGpAAIAAItcIAAA"``: the row's physical address,
-stable while the row is not moved), which is then the row identity; and ``meta.time`` is UTC
-(``options.source_timezone`` stays at its default, UTC, for such a topic). The DTS page lists the
-op values INSERT, UPDATE, DELETE, TRUNCATE, DROP COLUMN, UPDATE BEFORE and UPDATE AFTER while its
-examples send ``ins``/``upd``/``del``: the long names are read as the short ones and TRUNCATE is a
-TRUNCATE row; DROP COLUMN, UPDATE BEFORE and UPDATE AFTER have no documented layout and are
-rejected (INVALID_OP) rather than guessed.
+Vendor notes: docs/formats/oms_shareplex.md
 """
 
 from __future__ import annotations
