@@ -1,6 +1,6 @@
 """The JVM fast path of decoding: a format's common shape decoded in Spark's JVM, no Python.
 
-The Python decoders (``spark_jobs/formats/``) stay the reference. ``jvm/src/cdclake/jvm/`` holds a
+The Python decoders (``spark_jobs/formats/``) stay the reference. ``jvm/src/main/java/cdclake/jvm/`` holds a
 Spark SQL function, ``cdclake_jvm.fast_decode(format, value, key, source_timezone)``, whose decoders take
 only the plain, common shape of their format and return exactly the Python decoder's change rows
 for it (several for a Canal-family message of several rows); for
