@@ -174,11 +174,16 @@ def ensure_tables(spark: SparkSession) -> None:
     existing tables are left alone (no metadata commit per job).
     """
     catalog = spark.conf.get("spark.sql.defaultCatalog")
+    # A listing per level, not a catalog call per namespace and table: every job calls this.
+    namespaces = {r[0] for r in spark.sql(f"SHOW NAMESPACES IN {catalog}").collect()}
     for namespace in NAMESPACES:
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{namespace}")
+        if namespace not in namespaces:
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{namespace}")
+    existing = {f"{namespace}.{r['tableName']}" for namespace in sorted({t[0].split(".")[0] for t in TABLES})
+                for r in spark.sql(f"SHOW TABLES IN {catalog}.{namespace}").collect()}
     for short_name, columns, partitioning, order in TABLES:
         name = f"{catalog}.{short_name}"
-        if spark.catalog.tableExists(name):
+        if short_name in existing:
             continue
         partition_clause = f"PARTITIONED BY ({partitioning})" if partitioning else ""
         properties = {**PROPERTIES, **OWN_PROPERTIES.get(short_name, {})}

@@ -82,16 +82,33 @@ def _compact(spark: Any, n: int) -> None:
 
 @pytest.mark.slow
 def test_history_in_any_hour_order_and_re_runs_then_the_gate_and_a_rebuild(spark, config, capsys) -> None:
+    """In landing order as the DAG runs an hour (compaction on the hour's audit branch, the current
+    gate there, publish), then in another order with a re-run: the same history; then the gate
+    fails on a damaged history, and a rebuild from the changelog repairs it."""
+    import dataclasses
+
     from cdclake import cli
+    from cdclake.config import TopicConfig
     from cdclake.exceptions import GateFailed
+    from spark_jobs import compact_job, publish
     from spark_jobs.gates import HISTORY_EXPECTATION, run_gate
 
-    in_order = _hours("hist_a")
-    for n in range(3):
-        write_hour(spark, N + n, in_order[n])
-        _compact(spark, n)
+    topic = TopicConfig(name="cdc.test", history=("hist_a.orders",))
+    configured = dataclasses.replace(config, topics=(topic,))
+    table = ["current.hist_a__orders"]
+    for n, rows in enumerate(_hours("hist_a")):
+        write_hour(spark, N + n, rows)
+        branch = publish.begin_attempt(spark, hour(N + n))
+        assert compact_job.run(spark, configured, hour(N + n), f"compact__{n}", branch).failures == []
+        assert publish.audited_tables(spark, hour(N + n), ["history.hist_a__orders"]) == [
+            "history.hist_a__orders"]
+        report = run_gate(spark, configured, "current", hour(N + n), f"gate__{n}", branch=branch,
+                          tables=table)
+        assert [o.success for o in report.outcomes if o.expectation == HISTORY_EXPECTATION] == [True]
+        publish.publish(spark, publish.audit_candidates(spark), hour(N + n), f"publish__{n}")
         _current_equals_history(spark, "hist_a")
     assert _history(spark, "hist_a") == EXPECTED
+    assert publish.audited_tables(spark, hour(N + 2)) == []
 
     shuffled = _hours("hist_b")
     for n in (2, 0, 1, 1):  # the TRUNCATE's hour first, then the others, one of them twice
@@ -101,13 +118,9 @@ def test_history_in_any_hour_order_and_re_runs_then_the_gate_and_a_rebuild(spark
     assert _history(spark, "hist_b") == EXPECTED
 
     # The current gate compares the current versions with the table: it fails when they differ.
-    table = ["current.hist_a__orders"]
-    report = run_gate(spark, config, "current", hour(N + 2), "gate__history", tables=table)
-    assert [(o.target, o.success) for o in report.outcomes if o.expectation == HISTORY_EXPECTATION] == [
-        ("history.hist_a__orders", True)]
     spark.sql("DELETE FROM history.hist_a__orders WHERE id = 6 OR id = 2")
     with pytest.raises(GateFailed, match="history_current_versions_equal_current_table.*1 rows differ"):
-        run_gate(spark, config, "current", hour(N + 2), "gate__history", tables=table)
+        run_gate(spark, configured, "current", hour(N + 2), "gate__history", tables=table)
 
     assert cli.main(["history", "rebuild", "--table", "current.hist_a__orders"]) == 0
     rebuilt = f"history.hist_a__orders: {len(EXPECTED)} versions rebuilt from cdc.changelog\n"
@@ -133,30 +146,3 @@ def test_versions_of_one_key_count_a_redelivery_once_and_a_partial_image_onto_no
     assert shown == [
         ('{"id": "1", "v": "x"}', partial["event_us"], full["event_us"], False, "UPDATE"),
         ('{"id": "1", "v": "y", "n": "2"}', full["event_us"], None, True, None)]
-
-
-@pytest.mark.slow
-def test_history_goes_through_the_hours_audit_branch_and_publishes_with_it(spark, config) -> None:
-    """As the DAG runs an hour: compaction writes the history to the hour's branch, the current
-    gate compares it there, and publish fast-forwards it with the current table."""
-    import dataclasses
-
-    from cdclake.config import TopicConfig
-    from spark_jobs import compact_job, publish
-    from spark_jobs.gates import HISTORY_EXPECTATION, run_gate
-
-    topic = TopicConfig(name="cdc.test", history=("hist_c.orders",))
-    configured = dataclasses.replace(config, topics=(topic,))
-    for n, rows in enumerate(_hours("hist_c")):
-        write_hour(spark, N + 20 + n, rows)
-        branch = publish.begin_attempt(spark, hour(N + 20 + n))
-        assert compact_job.run(spark, configured, hour(N + 20 + n), f"compact__{n}", branch).failures == []
-        assert publish.audited_tables(spark, hour(N + 20 + n), ["history.hist_c__orders"]) == [
-            "history.hist_c__orders"]
-        report = run_gate(spark, configured, "current", hour(N + 20 + n), f"gate__{n}", branch=branch,
-                          tables=["current.hist_c__orders"])
-        assert [o.success for o in report.outcomes if o.expectation == HISTORY_EXPECTATION] == [True]
-        publish.publish(spark, publish.audit_candidates(spark), hour(N + 20 + n), f"publish__{n}")
-        _current_equals_history(spark, "hist_c")
-    assert _history(spark, "hist_c") == EXPECTED
-    assert publish.audited_tables(spark, hour(N + 22)) == []
