@@ -38,13 +38,14 @@ from cdclake.exceptions import ConfigError, GateFailed
 from spark_jobs import gate_frames, held_tables, history
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import (
+    HISTORY_NAMESPACE,
     current_table_name,
     history_table_name,
     prefixed_database,
     source_schema,
     tombstone_table_name,
 )
-from spark_jobs.publish import current_tables, tables_with_branch
+from spark_jobs.publish import current_tables, namespace_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
 from spark_jobs.zone_skew import zone_hint
@@ -505,14 +506,16 @@ HISTORY_EXPECTATION = "history_current_versions_equal_current_table"
 def history_outcomes(spark: SparkSession,
                      targets: Sequence[tuple[str, str | None]]) -> list[ExpectationOutcome]:
     """For each validated current table with an SCD2 history: its current versions equal the table."""
+    histories = set(namespace_tables(spark, HISTORY_NAMESPACE))  # one listing, no table loads
+    checked = [(t, b) for t, b in targets if history_table_name(t) in histories]
+    branches = {b for _, b in checked if b}
+    on_branch = {name for b in branches
+                 for name in tables_with_branch(spark, [history_table_name(t) for t, _ in checked], b)}
     outcomes = []
-    for table, branch in targets:
+    for table, branch in checked:
         name = history_table_name(table)
-        if table.endswith("__tombstones") or not spark.catalog.tableExists(name):
-            continue
-        on_branch = bool(branch) and bool(tables_with_branch(spark, [name], branch or ""))
         current = spark.table(f"{table}.branch_{branch}" if branch else table)
-        versions = spark.table(f"{name}.branch_{branch}" if on_branch else name)
+        versions = spark.table(f"{name}.branch_{branch}" if name in on_branch else name)
         differing = history.current_mismatches(current, versions)
         outcomes.append(ExpectationOutcome("current.history", name, HISTORY_EXPECTATION, None, {},
                                            differing == 0, f"{differing} rows differ"))

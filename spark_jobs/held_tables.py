@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_jobs.identifiers import quote_table
+from spark_jobs.publish import tables_with_branch
 from spark_jobs.session import local_frame
 from spark_jobs.tables import HELD_TABLES
 
@@ -51,8 +51,7 @@ class Hold:
 
 
 def _frame(spark: SparkSession, branch: str | None = None) -> DataFrame:
-    if branch and branch in {r["name"] for r in spark.sql(
-            f"SELECT name FROM {quote_table(HELD_TABLES)}.refs WHERE type = 'BRANCH'").collect()}:
+    if branch and tables_with_branch(spark, [HELD_TABLES], branch):
         return spark.table(f"{HELD_TABLES}.branch_{branch}")
     return spark.table(HELD_TABLES)  # the session's write-audit-publish branch when it holds one
 
