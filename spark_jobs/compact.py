@@ -94,9 +94,9 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
+from cdclake.formats.base import key_of
+from cdclake.formats.values import logical_type_from_sql_name
 from spark_jobs import held_tables
-from spark_jobs.formats.base import key_of
-from spark_jobs.formats.values import logical_type_from_sql_name
 from spark_jobs.held_tables import Hold
 from spark_jobs.identifiers import (
     NO_DATABASE,
@@ -429,7 +429,7 @@ _ADD_NOT_A_COLUMN = frozenset({"PRIMARY", "INDEX", "KEY", "UNIQUE", "FULLTEXT", 
 
 def ddl_type(definition: re.Match[str]) -> str:
     """The type clause of an ``ADD COLUMN`` -> logical type, as the decoders read a column type
-    name (:func:`~spark_jobs.formats.values.logical_type_from_sql_name`; unknown -> STRING)."""
+    name (:func:`~cdclake.formats.values.logical_type_from_sql_name`; unknown -> STRING)."""
     name = " ".join(definition["type"].split())
     zone = " ".join((definition["zone"] or "").split())
     args = re.sub(r"\s+", "", definition["args"] or "")

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
+from cdclake.cli_args import hour_text, job_parser
 from spark_jobs import hour_status
-from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.compact import CompactionOptions, CompactionSummary, compact_hour
 
 if TYPE_CHECKING:

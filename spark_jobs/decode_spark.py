@@ -32,11 +32,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from cdclake.formats import errors, get_decoder
+from cdclake.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
+from cdclake.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
+from cdclake.formats.decoding import decode_one
 from spark_jobs import jvm_decode
-from spark_jobs.formats import errors, get_decoder
-from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, Decoder, FormatOptions, pair_update_halves
-from spark_jobs.formats.canonical import CHANGE_ROW_COLUMNS, CHANGE_ROW_FIELDS, RawMessage
-from spark_jobs.formats.decoding import decode_one
 
 KIND_ROW, KIND_CONTROL, KIND_REJECTED = "row", "control", "rejected"
 

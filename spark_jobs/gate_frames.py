@@ -15,8 +15,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from spark_jobs.formats import errors as format_errors
-from spark_jobs.formats.errors import DECODER_ERROR
+from cdclake.formats import errors as format_errors
+from cdclake.formats.errors import DECODER_ERROR
 from spark_jobs.normalize import STAGE as NORMALIZE_STAGE
 from spark_jobs.normalize import table_ref
 from spark_jobs.tables import CHANGELOG, OFFSET_LEDGER, QUARANTINE, RAW_MESSAGES, RUN_STATS

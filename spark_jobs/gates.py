@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.exceptions import ConfigError, GateFailed
+from cdclake.zone_skew import zone_hint
 from spark_jobs import gate_frames, held_tables, history
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import (
@@ -48,7 +49,6 @@ from spark_jobs.identifiers import (
 from spark_jobs.publish import current_tables, namespace_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
-from spark_jobs.zone_skew import zone_hint
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig

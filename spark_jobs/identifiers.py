@@ -28,7 +28,7 @@ import unicodedata
 
 from anyascii import anyascii
 
-from spark_jobs.formats import registry
+from cdclake.formats import registry
 
 CURRENT_NAMESPACE = "current"
 HISTORY_NAMESPACE = "history"  # SCD2 history tables (spark_jobs.history)

@@ -1,13 +1,13 @@
 """The JVM fast path of decoding: a format's common shape decoded in Spark's JVM, no Python.
 
-The Python decoders (``spark_jobs/formats/``) stay the reference. ``jvm/src/main/java/cdclake/jvm/`` holds a
-Spark SQL function, ``cdclake_jvm.fast_decode(format, value, key, source_timezone)``, whose decoders take
-only the plain, common shape of their format and return exactly the Python decoder's change rows
-for it (several for a Canal-family message of several rows); for
-anything else they return null (they *decline*) and the message goes to the Python decoder,
-which also owns every rejection: nothing is quarantined or dropped on the fast path. The fixture
-suite runs through :func:`spark_jobs.decode_spark.decode_outcomes`, so every fixture of a fast
-format checks the two paths against each other (``tests/formats/test_jvm_decode.py`` checks
+The Python decoders (``include/cdclake/formats/``) stay the reference.
+``jvm/src/main/java/cdclake/jvm/`` holds a Spark SQL function, ``cdclake_jvm.fast_decode(format,
+value, key, source_timezone)``, whose decoders take only the plain, common shape of their format and
+return exactly the Python decoder's change rows for it (several for a Canal-family message of
+several rows); for anything else they return null (they *decline*) and the message goes to the
+Python decoder, which also owns every rejection: nothing is quarantined or dropped on the fast path.
+The fixture suite runs through :func:`spark_jobs.decode_spark.decode_outcomes`, so every fixture of
+a fast format checks the two paths against each other (``tests/formats/test_jvm_decode.py`` checks
 declining and the rows field by field).
 
 ``scripts/setup.sh`` compiles the jar into ``.jars/spark/`` (so every session and spark-submit has
@@ -26,7 +26,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_jobs.formats.base import FormatOptions
+from cdclake.formats.base import FormatOptions
 
 # The jar's function catalog (cdclake.jvm.Functions) and its decoding function, which Spark calls
 # with its own values and whose rows it stores as they are (a UDF's were converted again).

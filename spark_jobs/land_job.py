@@ -20,23 +20,13 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
-from spark_jobs.cli_args import add_landing_options, hour_text, job_parser
+from cdclake.cli_args import add_landing_options, hour_text, job_parser
+from cdclake.hourly import plan_hour
 from spark_jobs.land import LandingSummary, land_hour, skip_hour
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
     from cdclake.offsets import OffsetPlan
-
-
-def plan_hour(config: PipelineConfig, hour: dt.datetime, topics: tuple[str, ...] | None = None,
-              now: dt.datetime | None = None) -> OffsetPlan:
-    """Plan ``[hour, hour + 1h)`` for ``topics`` (default: the configured ones)."""
-    from cdclake.kafka_settings import kafka_client_config
-    from cdclake.offsets import plan_offset_ranges
-
-    names = topics or tuple(t.name for t in config.topics)
-    return plan_offset_ranges(kafka_client_config(config), names, hour, hour + dt.timedelta(hours=1), now=now,
-                              max_transaction_stall=dt.timedelta(hours=config.max_transaction_stall_hours))
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,

@@ -82,7 +82,7 @@ TABLE_STEPS = (
 )
 # The steps that commit a new snapshot to main (expiring snapshots and removing orphans do not).
 MAIN_MOVING_STEPS = frozenset({"purge_tombstones", "rewrite_data_files", "rewrite_position_delete_files"})
-AUDIT_BRANCH_PREFIX = "audit_"  # spark_jobs.publish.audit_branch
+AUDIT_BRANCH_PREFIX = "audit_"  # cdclake.table_names.audit_branch
 GATE_RESULTS_STEP = "expire_gate_results"
 STEPS = (*TABLE_STEPS, GATE_RESULTS_STEP)
 # What the gate-results step's StepResult names in place of a table.

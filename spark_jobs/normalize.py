@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from cdclake.formats import errors as format_errors
+from cdclake.formats.base import PAIR_KEY, FormatOptions
 from spark_jobs import jvm_decode
 from spark_jobs.decode_spark import (
     KIND_CONTROL,
@@ -36,8 +38,6 @@ from spark_jobs.decode_spark import (
     decode_plan,
     paired_updates,
 )
-from spark_jobs.formats import errors as format_errors
-from spark_jobs.formats.base import PAIR_KEY, FormatOptions
 from spark_jobs.session import REUSED, empty_frame, local_frame
 from spark_jobs.tables import CHANGELOG, QUARANTINE, RAW_MESSAGES, RUN_STATS, ensure_tables, replace_small
 

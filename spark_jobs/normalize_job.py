@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
-from spark_jobs.cli_args import hour_text, job_parser
+from cdclake.cli_args import hour_text, job_parser
 from spark_jobs.normalize import NormalizeSummary, normalize_hour, topic_formats
 
 if TYPE_CHECKING:

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Sequence
 
 from pyspark.sql import SparkSession
 
+from cdclake.table_names import audit_branch
 from spark_jobs import hour_status
 from spark_jobs.identifiers import CURRENT_NAMESPACE, HISTORY_NAMESPACE, quote_table
 from spark_jobs.tables import CHANGELOG, HELD_TABLES, QUARANTINE, in_catalog
@@ -45,11 +46,6 @@ log = logging.getLogger(__name__)
 AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # branched when an attempt begins
 # Branched by compaction's first write to them, like the current.* tables an hour touches.
 COMPACTION_TABLES = (HELD_TABLES,)
-
-
-def audit_branch(hour: dt.datetime) -> str:
-    """``2024-03-01 10:00`` -> ``audit_20240301T10`` (one branch per hour and table)."""
-    return "audit_" + hour.strftime("%Y%m%dT%H")
 
 
 def _literal(text: str) -> str:

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 
 from pyspark.sql import SparkSession
 
+from cdclake.cli_args import hour_text, job_parser
 from cdclake.exceptions import ConfigError
 from spark_jobs import publish
-from spark_jobs.cli_args import hour_text, job_parser
 
 ACTIONS = ("start", "publish", "discard")
 

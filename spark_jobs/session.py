@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -23,8 +23,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-if TYPE_CHECKING:
-    from cdclake.config import PipelineConfig
+from cdclake.config import PipelineConfig, load_config
+from cdclake.spark_server import catalog_conf, check_reachable
 
 # How a job keeps a frame it reads several times: Spark's own default for Dataset.cache() (memory,
 # else disk; deserialized). PySpark's StorageLevel.MEMORY_AND_DISK is the serialized form, which
@@ -53,8 +53,6 @@ def connect(config: PipelineConfig, app_name: str = "cdclake") -> SparkSession:
     """A new Spark Connect session on the configured server (``cdclake spark start``): its own
     settings and temporary state, released by ``stop()``. Fails at once, naming the URL and the
     command that starts the server, when nothing listens there."""
-    from cdclake.spark_server import check_reachable
-
     check_reachable(config.spark_remote)
     session = SparkSession.builder.remote(config.spark_remote).create()
     return use_catalog(session, config, app_name)
@@ -63,8 +61,6 @@ def connect(config: PipelineConfig, app_name: str = "cdclake") -> SparkSession:
 def use_catalog(session: SparkSession, config: PipelineConfig, app_name: str) -> SparkSession:
     """Point ``session`` at the state folder's Iceberg catalog (runtime settings: one server serves
     any state folder) and tag its operations with ``app_name``."""
-    from cdclake.spark_server import catalog_conf
-
     # Results stream back in one call, without reattachable execution: its release calls go
     # through a process-wide thread pool that closing any session shuts down, and a session
     # closed by garbage collection in the middle of another's query deadlocked that query (a
@@ -86,8 +82,6 @@ def job_session(config_file: str | None, app_name: str,
     """A job's configuration (``--config`` or the default file) and its session: ``spark`` when
     the caller has one (an Airflow task's), pointed at the configuration's catalog, else a
     Connect session of its own, stopped after."""
-    from cdclake.config import load_config
-
     config = load_config(Path(config_file) if config_file else None)
     if spark is not None:
         yield config, use_catalog(spark, config, app_name)

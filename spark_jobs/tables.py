@@ -1,26 +1,26 @@
 """The lakehouse's fixed tables: names, schemas, partitioning and sort orders, in one place.
 
-Every job calls :func:`ensure_tables` (idempotent ``CREATE ... IF NOT EXISTS``). The names here are
-constants of the product, never taken from messages; per-source ``current.*`` tables are made by
-the compaction job from sanitised identifiers.
+Every job calls :func:`ensure_tables` (idempotent ``CREATE ... IF NOT EXISTS``). The names are
+constants of the product (``cdclake.table_names``), never taken from messages; per-source
+``current.*`` tables are made by the compaction job from sanitised identifiers.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from spark_jobs.formats.canonical import CHANGE_ROW_DDL
-
-NAMESPACES = ("raw", "ops", "cdc", "current", "history")
-
-RAW_MESSAGES = "raw.kafka_messages"
-OFFSET_LEDGER = "ops.offset_ledger"
-CHANGELOG = "cdc.changelog"
-QUARANTINE = "cdc.quarantine"
-RUN_STATS = "ops.run_stats"
-GATE_RESULTS = "ops.gate_results"
-HOUR_STATUS = "ops.hour_status"
-HELD_TABLES = "cdc.held_tables"
+from cdclake.formats.canonical import CHANGE_ROW_DDL
+from cdclake.table_names import (
+    CHANGELOG,
+    GATE_RESULTS,
+    HELD_TABLES,
+    HOUR_STATUS,
+    NAMESPACES,
+    OFFSET_LEDGER,
+    QUARANTINE,
+    RAW_MESSAGES,
+    RUN_STATS,
+)
 
 RAW_MESSAGES_DDL = """
     topic string NOT NULL,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
+from cdclake.cli_args import hour_text, job_parser
 from cdclake.exceptions import GateFailed
-from spark_jobs.cli_args import hour_text, job_parser
 from spark_jobs.gates import STAGES, GateReport, run_gate
 
 if TYPE_CHECKING:

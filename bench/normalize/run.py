@@ -80,10 +80,10 @@ def main() -> int:
     from pyspark.sql import functions as F
 
     from cdclake.config import load_config
+    from cdclake.formats.base import FormatOptions
     from cdclake.spark_server import ensure_running
     from cdclake.spark_server import stop as stop_server
     from spark_jobs.decode_spark import TopicFormat
-    from spark_jobs.formats.base import FormatOptions
     from spark_jobs.normalize import READ_SPLIT_BYTES, normalize_hour
     from spark_jobs.session import connect
     from spark_jobs.tables import RAW_MESSAGES, ensure_tables

@@ -37,10 +37,10 @@ from cdclake.airflow_env import (
     ensure_airflow_db,
     password_file,
 )
+from cdclake.cli_args import hour_text, parse_hour
 from cdclake.config import PipelineConfig, load_config
 from cdclake.exceptions import CdclakeError
 from cdclake.run_cli import HOURLY_DAG_ID, hours_between
-from spark_jobs.cli_args import hour_text, parse_hour
 
 FINISHED = ("success", "failed")
 

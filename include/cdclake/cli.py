@@ -17,7 +17,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _formats(args: argparse.Namespace) -> int:
-    from spark_jobs.formats import registry
+    from cdclake.formats import registry
 
     for format_id, decoder in registry().items():
         print(f"{format_id:<20} {decoder.description}")
@@ -99,19 +99,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Modules that contribute sub-commands: each has ``register(commands)`` adding its parser(s).
+# Modules that contribute sub-commands: each has ``register(commands)`` adding its parser(s). The
+# ones that run on Spark live with the jobs (spark_jobs.commands) and are found by name: spark_jobs
+# depends on this package, never the other way round.
 COMMAND_MODULES = (
-    "cdclake.landing_cli",    # produce, land
-    "cdclake.validate_cli",   # validate
-    "cdclake.run_cli",        # run
-    "cdclake.quarantine_cli", # quarantine summary|replay
-    "cdclake.query",          # query
-    "cdclake.hours_cli",      # hours
-    "cdclake.tables_cli",     # tables
-    "cdclake.history_cli",    # history rebuild
-    "cdclake.sql_cli",        # sql
-    "cdclake.demo",           # demo
-    "cdclake.airflow_cli",    # airflow start|stop|status
+    "cdclake.landing_cli",           # produce
+    "spark_jobs.commands.land",      # land
+    "spark_jobs.commands.validate",  # validate
+    "cdclake.run_cli",               # run
+    "cdclake.quarantine_cli",        # quarantine summary|replay
+    "cdclake.query",                 # query
+    "cdclake.hours_cli",             # hours
+    "cdclake.tables_cli",            # tables
+    "spark_jobs.commands.history",   # history rebuild
+    "spark_jobs.commands.sql",       # sql
+    "cdclake.demo",                  # demo
+    "cdclake.airflow_cli",           # airflow start|stop|status
 )
 
 

@@ -76,7 +76,7 @@ class TopicConfig:
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
 # family), and the encodings.
 CANAL_FAMILY_FORMATS = ("auto", "canal_json", "cloudcanal_json", "drs_json", "drs_json_c", "oms_canal")
-# The same as spark_jobs.formats._canal_family.BINARY_ENCODINGS (not imported: this module is read
+# The same as cdclake.formats._canal_family.BINARY_ENCODINGS (not imported: this module is read
 # at DAG parse time and stays free of the decoders).
 BINARY_ENCODINGS = ("latin1", "hex", "base64", "byte_list")
 

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from spark_jobs.formats import get_decoder, registry
-from spark_jobs.formats.base import FormatOptions, JsonDecoder
-from spark_jobs.formats.canonical import RawMessage, row_to_json_dict
-from spark_jobs.formats.decoding import decode_batch
+from cdclake.formats import get_decoder, registry
+from cdclake.formats.base import FormatOptions, JsonDecoder
+from cdclake.formats.canonical import RawMessage, row_to_json_dict
+from cdclake.formats.decoding import decode_batch
+from cdclake.zone_skew import zone_hint
 
 
 def read_messages(path: Path, binary: bool, keys: list[bytes | None] | None = None,
@@ -64,8 +65,6 @@ _CLOCK_SKEW_MINUTES = 10
 def skew_hint(rows: list[dict[str, Any]]) -> str | None:
     """The changelog gate's time-zone diagnosis for rows whose event time runs ahead of their
     produced time by a whole zone offset, before any hour runs."""
-    from spark_jobs.zone_skew import zone_hint
-
     # Canonical times are epoch microseconds.
     skews = [(r["event_time"] - r["produced_time"]) / 60_000_000 for r in rows
              if isinstance(r.get("event_time"), int) and isinstance(r.get("produced_time"), int)]

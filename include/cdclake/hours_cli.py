@@ -13,8 +13,8 @@ import datetime as dt
 import sys
 from typing import Any
 
+from cdclake.cli_args import hour_text, parse_hour
 from cdclake.config import load_config
-from spark_jobs.cli_args import hour_text, parse_hour
 
 COLUMNS = ("hour", "landed", "change_rows", "quarantined", "raw_gate", "changelog_gate",
            "compact", "current_gate", "publish", "published_tables")

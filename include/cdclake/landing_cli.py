@@ -1,21 +1,16 @@
-"""``cdclake produce`` (send captured messages to Kafka) and ``cdclake land`` (land one hour).
+"""``cdclake produce``: send captured messages to Kafka (``cdclake land``: ``spark_jobs.commands.land``).
 
     cdclake produce --topic cdc.debezium [--key-file keys.jsonl] [--timestamp-ms MS] FILE...
-    cdclake land --hour 2024-01-01T10:00:00Z [--run-id ID] [--topic T ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, cast
 
-from cdclake.exceptions import CdclakeError, ConfigError, LandingError
-from spark_jobs.cli_args import add_landing_options
+from cdclake.exceptions import CdclakeError, ConfigError
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
@@ -38,14 +33,6 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="each FILE is one message (pretty-printed JSON) instead of JSON lines")
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.set_defaults(handler=_produce)
-
-    p = commands.add_parser("land", help="land one hour of Kafka offsets into raw.kafka_messages")
-    p.add_argument("--hour", required=True, help="landing hour (UTC), e.g. 2024-01-01T10:00:00Z")
-    p.add_argument("--run-id", help="run id recorded with the rows (default manual__<now>)")
-    p.add_argument("--topic", action="append", dest="topics",
-                   help="land only this topic (repeatable; default: the configured topics)")
-    add_landing_options(p)
-    p.set_defaults(handler=_land)
 
 
 def read_messages(files: list[Path], whole_file: bool) -> Iterator[bytes]:
@@ -125,27 +112,4 @@ def _produce(args: argparse.Namespace) -> int:
     created = ensure_topic(settings, args.topic, args.partitions)
     sent = produce(settings, args.topic, values, _keys(args.key_file), args.timestamp_ms, args.partition)
     print(f"sent {sent} messages to {args.topic}{' (topic created)' if created else ''}")
-    return 0
-
-
-def _land(args: argparse.Namespace) -> int:
-    from cdclake.config import load_config
-    from spark_jobs.cli_args import parse_hour
-    from spark_jobs.land_job import run, summary_dict
-    from spark_jobs.session import connect
-
-    try:
-        hour = parse_hour(args.hour)
-    except argparse.ArgumentTypeError as exc:
-        raise LandingError(str(exc)) from None
-    run_id = args.run_id or "manual__" + dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    config = load_config()
-    spark = connect(config, "cdclake-land")
-    try:
-        summary = run(spark, config, hour, run_id, topics=tuple(args.topics) if args.topics else None,
-                      accept_gaps=args.accept_retention_gap, reland=args.reland, skip=args.skip)
-    finally:
-        spark.stop()
-    json.dump(summary_dict(summary), sys.stdout)
-    print()
     return 0

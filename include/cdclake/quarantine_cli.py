@@ -19,9 +19,10 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
 
+from cdclake.cli_args import hour_text, parse_hour
 from cdclake.config import PipelineConfig, load_config
 from cdclake.exceptions import CdclakeError
-from spark_jobs.cli_args import hour_text, parse_hour
+from cdclake.table_names import QUARANTINE, audit_branch
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,6 @@ def quarantined(config: PipelineConfig, hour: dt.datetime) -> HourQuarantine:
     from pyiceberg.expressions.literals import literal
 
     from cdclake.catalog import open_catalog
-    from spark_jobs.publish import audit_branch
-    from spark_jobs.tables import QUARANTINE
 
     try:
         table = open_catalog(config).load_table(QUARANTINE)

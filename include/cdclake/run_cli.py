@@ -24,9 +24,9 @@ from cdclake.airflow_env import (
     airflow_home,
     ensure_airflow_db,
 )
+from cdclake.cli_args import hour_text, parse_hour
 from cdclake.config import PipelineConfig, load_config
 from cdclake.exceptions import CdclakeError
-from spark_jobs.cli_args import hour_text, parse_hour
 
 HOURLY_DAG_ID = "cdclake_hourly"
 

@@ -8,7 +8,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_jobs.formats.canonical import (
+from cdclake.formats.canonical import (
     CHANGE_ROW_DDL,
     CHANGE_ROW_FIELDS,
     TIME_FIELDS,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
+from cdclake.formats.canonical import CHANGE_ROW_DDL
 from spark_jobs.compact import compact_hour
-from spark_jobs.formats.canonical import CHANGE_ROW_DDL
 from tests.compaction.changes import changelog_frame, hour
 from tests.compaction.scenario import scenario
 

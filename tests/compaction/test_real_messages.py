@@ -17,10 +17,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdclake.decode_cli import read_keys, read_messages
+from cdclake.formats import get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.decoding import decode_batch
 from spark_jobs.compact import compact_hour
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.decoding import decode_batch
 from spark_jobs.identifiers import current_table_name
 from spark_jobs.tables import CHANGELOG, ensure_tables
 from tests.compaction.changes import changelog_frame, hour

@@ -60,9 +60,9 @@ def _hour(spark: Any, config: Any, n: int) -> Any:
 def test_a_failed_table_is_held_back_while_the_others_publish_then_catches_up(spark, config,
                                                                                 monkeypatch) -> None:
     from cdclake import hours_cli
+    from cdclake.cli_args import hour_text
     from spark_jobs import compact, hour_status, publish
     from spark_jobs import held_tables as held
-    from spark_jobs.cli_args import hour_text
     from spark_jobs.gates import HELD_EXPECTATION
 
     first, second, third = _changes()

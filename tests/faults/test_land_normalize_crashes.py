@@ -61,9 +61,9 @@ def _scenario(bootstrap: str, n: int) -> tuple[str, dt.datetime]:
 
 def run_hour(spark: Any, config: Any, topic: str, hour: dt.datetime, run_id: str) -> None:
     """Land and normalize ``hour`` of ``topic`` as the DAG's tasks do (normalize on the audit branch)."""
+    from cdclake.formats.base import FormatOptions
+    from cdclake.hourly import plan_hour
     from spark_jobs.decode_spark import TopicFormat
-    from spark_jobs.formats.base import FormatOptions
-    from spark_jobs.land_job import plan_hour
     from spark_jobs.land_job import run as land
     from spark_jobs.normalize import normalize_hour
     from spark_jobs.publish import audit_branch

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import fastavro
 
-from spark_jobs.formats._avro import SINGLE_OBJECT_MAGIC, load_schema_file, schema_fingerprint
+from cdclake.formats._avro import SINGLE_OBJECT_MAGIC, load_schema_file, schema_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = "tests/formats/drs_avro_test_schema.avsc"

@@ -19,7 +19,7 @@ from typing import Any
 
 import fastavro
 
-from spark_jobs.formats._avro import load_packaged_schema
+from cdclake.formats._avro import load_packaged_schema
 
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "dts_avro"
 NS = "com.alibaba.dts.formats.avro."

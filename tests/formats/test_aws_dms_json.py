@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats.aws_dms_json import AwsDmsJsonDecoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.detect import detect
+from cdclake.formats import errors
+from cdclake.formats.aws_dms_json import AwsDmsJsonDecoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.detect import detect
 
 META = {"timestamp": "2021-02-18T23:57:11.970360Z", "record-type": "data", "operation": "update",
         "partition-key-type": "schema-table", "schema-name": "s", "table-name": "t"}

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats._canal_family import column_logical_type, instant_text
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canal_json import CanalJsonDecoder
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import decode_one
-from spark_jobs.formats.detect import detect
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.oms_canal import OmsCanalDecoder
-from spark_jobs.formats.values import ConversionWarning, loads_exact
+from cdclake.formats import get_decoder
+from cdclake.formats._canal_family import column_logical_type, instant_text
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canal_json import CanalJsonDecoder
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import decode_one
+from cdclake.formats.detect import detect
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.oms_canal import OmsCanalDecoder
+from cdclake.formats.values import ConversionWarning, loads_exact
 
 
 def canal(**overrides: object) -> dict:

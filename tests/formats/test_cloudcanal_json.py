@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import decode_one
+from cdclake.formats import get_decoder
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import decode_one
 
 BASE = {"bid": 1, "db": "d", "schema": "s", "table": "t", "dbValType": {"k": "int"},
         "jdbcType": {"k": 4}, "entryType": "ROWDATA", "execTs": 1000, "sendTs": 2000, "sql": ""}

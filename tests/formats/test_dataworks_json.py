@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.dataworks_json import DataWorksJsonDecoder
-from spark_jobs.formats.decoding import decode_batch
-from spark_jobs.formats.errors import DecodeError
+from cdclake.formats import errors
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.dataworks_json import DataWorksJsonDecoder
+from cdclake.formats.decoding import decode_batch
+from cdclake.formats.errors import DecodeError
 
 SCHEMA = {"dataColumn": [{"name": "id", "type": "LONG"}, {"name": "v", "type": "STRING"}],
           "primaryKey": ["id"], "source": {"dbType": "MySQL", "dbName": "d", "tableName": "t"}}

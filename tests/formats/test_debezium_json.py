@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.debezium_json import DebeziumJsonDecoder, value_text
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.values import loads_exact
+from cdclake.formats import errors
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.debezium_json import DebeziumJsonDecoder, value_text
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.values import loads_exact
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 SOURCE = {"connector": "mysql", "db": "inventory", "table": "customers", "ts_ms": 1000,
@@ -637,7 +637,7 @@ def test_array_elements_are_decoded_by_their_items_schema(items: dict, raw: str,
 
 def test_array_element_that_cannot_convert_fails_the_whole_value() -> None:
     spec = {"type": "array", "items": {"type": "string", "name": "io.debezium.time.ZonedTimestamp"}}
-    from spark_jobs.formats.values import ConversionWarning
+    from cdclake.formats.values import ConversionWarning
 
     with pytest.raises(ConversionWarning):
         value_text(loads_exact('["infinity"]'), spec)
@@ -938,7 +938,7 @@ def test_db_type_of_a_schemaless_source_without_connector_is_named_by_its_fields
 
 
 def test_null_envelope_is_a_tombstone_under_auto_too() -> None:
-    from spark_jobs.formats.detect import AutoDecoder
+    from cdclake.formats.detect import AutoDecoder
 
     value = RawMessage(value=b'{"schema":null,"payload":null}')
     assert AutoDecoder().decode(value).control == DebeziumJsonDecoder().decode(value).control == "TOMBSTONE"
@@ -947,7 +947,7 @@ def test_null_envelope_is_a_tombstone_under_auto_too() -> None:
 @pytest.mark.parametrize("value", [b"null", b" null\n"])
 def test_json_null_text_is_a_tombstone_under_auto_too(value: bytes) -> None:
     # Kafka consoles print a tombstone as the text null; debezium_json reads it so, and auto too.
-    from spark_jobs.formats.detect import AutoDecoder
+    from cdclake.formats.detect import AutoDecoder
 
     raw = RawMessage(value=value)
     assert AutoDecoder().decode(raw).control == DebeziumJsonDecoder().decode(raw).control == "TOMBSTONE"
@@ -956,7 +956,7 @@ def test_json_null_text_is_a_tombstone_under_auto_too(value: bytes) -> None:
 @pytest.mark.parametrize(("value", "kind"), [(b"[1, 2]", "array"), (b'"text"', "string"),
                                              (b"12.50", "number"), (b"true", "boolean")])
 def test_auto_names_a_document_that_is_not_an_object(value: bytes, kind: str) -> None:
-    from spark_jobs.formats.detect import AutoDecoder
+    from cdclake.formats.detect import AutoDecoder
 
     with pytest.raises(DecodeError) as caught:
         AutoDecoder().decode(RawMessage(value=value))

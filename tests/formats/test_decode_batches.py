@@ -11,6 +11,12 @@ from typing import Any
 import pyarrow as pa
 
 from cdclake.decode_cli import is_binary_format, read_keys, read_messages
+from cdclake.formats import get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canal_json import CanalJsonDecoder
+from cdclake.formats.canonical import Decoded, RawMessage
+from cdclake.formats.decoding import decode_one
+from cdclake.formats.drs_mongo import DrsMongoDecoder
 from spark_jobs.decode_spark import (
     _OUTCOME_ARROW,
     KIND_REJECTED,
@@ -19,12 +25,6 @@ from spark_jobs.decode_spark import (
     _decode_batches,
     outcomes_of,
 )
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canal_json import CanalJsonDecoder
-from spark_jobs.formats.canonical import Decoded, RawMessage
-from spark_jobs.formats.decoding import decode_one
-from spark_jobs.formats.drs_mongo import DrsMongoDecoder
 from tests.formats.fixture_cases import all_cases
 
 _RAW_ARROW = pa.schema([("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from fastavro.schema import fingerprint, to_parsing_canonical_form
 
-from spark_jobs.formats import errors
-from spark_jobs.formats._avro import crc64_avro, load_schema_file, schema_fingerprint
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.drs_avro import DrsAvroDecoder
-from spark_jobs.formats.errors import DecodeError
+from cdclake.formats import errors
+from cdclake.formats._avro import crc64_avro, load_schema_file, schema_fingerprint
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.drs_avro import DrsAvroDecoder
+from cdclake.formats.errors import DecodeError
 from tests.formats import drs_avro_fixture_maker as maker
 
 TEST_SCHEMA = Path(__file__).with_name("drs_avro_test_schema.avsc")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
+from cdclake.formats import get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
 
 BASE = {
     "mysqlType": {"id": "int", "b": "varbinary", "t": "timestamp"},

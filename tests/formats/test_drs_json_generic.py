@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.drs_json_generic import DrsJsonGenericDecoder, instant_text, logical_type_of
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.drs_json_generic import DrsJsonGenericDecoder, instant_text, logical_type_of
 
 
 def _decode(doc: dict, options: FormatOptions | None = None) -> list[dict]:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats._mongo_shell import (
+from cdclake.formats import errors
+from cdclake.formats._mongo_shell import (
     Binary,
     Int64,
     MongoShellSyntaxError,
@@ -16,10 +16,10 @@ from spark_jobs.formats._mongo_shell import (
     parse_document,
     to_ejson,
 )
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.drs_mongo import DrsMongoDecoder
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.values import dumps_compact
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.drs_mongo import DrsMongoDecoder
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.values import dumps_compact
 
 
 def test_parses_shell_constructors_quotes_and_unquoted_keys() -> None:

@@ -11,10 +11,10 @@ from typing import Any, cast
 import fastavro
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.dts_avro import DtsAvroDecoder, primary_key_from_tags, split_object_name
-from spark_jobs.formats.errors import DecodeError
+from cdclake.formats import errors
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.dts_avro import DtsAvroDecoder, primary_key_from_tags, split_object_name
+from cdclake.formats.errors import DecodeError
 from tests.formats import dts_avro_fixture_maker as maker
 
 SHIPPED = {
@@ -26,7 +26,7 @@ SHIPPED = {
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_shipped_schema_is_the_vendor_file_byte_for_byte(name: str) -> None:
-    data = resources.files("spark_jobs.formats").joinpath("avro", name).read_bytes()
+    data = resources.files("cdclake.formats").joinpath("avro", name).read_bytes()
     assert hashlib.sha256(data).hexdigest() == SHIPPED[name]
 
 

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from cdclake.decode_cli import is_binary_format, read_keys, read_messages
-from spark_jobs.formats import format_ids, get_decoder, registry
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import row_to_json_dict
-from spark_jobs.formats.decoding import decode_batch
+from cdclake.formats import format_ids, get_decoder, registry
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import row_to_json_dict
+from cdclake.formats.decoding import decode_batch
 from tests.formats.fixture_cases import FIXTURES, FixtureCase, all_cases
 
 CASES = all_cases()

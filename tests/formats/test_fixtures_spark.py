@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from cdclake.decode_cli import is_binary_format, read_keys, read_messages
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import TIME_FIELDS, micros_to_iso
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import TIME_FIELDS, micros_to_iso
 from tests.formats.fixture_cases import all_cases
 
 pytestmark = pytest.mark.slow

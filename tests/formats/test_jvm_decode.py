@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 
 from cdclake.decode_cli import is_binary_format, read_keys, read_messages
-from spark_jobs.formats.base import FormatOptions
+from cdclake.formats.base import FormatOptions
 from spark_jobs.jvm_decode import FAST_FORMATS
 from tests.formats.fixture_cases import all_cases
 

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from cdclake.decode_cli import read_keys, read_messages
+from cdclake.formats import get_decoder
+from cdclake.formats.base import PAIR_KEY, PAIR_ROLE, FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import decode_one
 from cdclake.paths import jars_dir
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import PAIR_KEY, PAIR_ROLE, FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import decode_one
 from spark_jobs.jvm_decode import FAST_FORMATS, ROW_SCHEMA
 from tests.formats.fixture_cases import all_cases
 

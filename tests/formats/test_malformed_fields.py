@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.formats import errors, get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import Outcome, decode_one
+from cdclake.formats import errors, get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import Outcome, decode_one
 from tests.formats.fixture_cases import FIXTURES, FixtureCase, all_cases
 
 SWEEP_LINES = 2

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.detect import detect
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs, camel_case_name
-from spark_jobs.formats.values import loads_exact
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.detect import detect
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs, camel_case_name
+from cdclake.formats.values import loads_exact
 
 INSERT = {"database": "d", "table": "t", "type": "insert", "ts": 1477053217, "xid": 1, "data": {"id": 1}}
 
@@ -104,9 +104,9 @@ def test_column_in_old_but_left_out_of_data_became_null() -> None:
 def test_keyed_change_with_no_key_value_is_quarantined_not_left_to_fail_compaction() -> None:
     # The configured key column is in neither image: compaction could not place the change (and
     # would fail the whole table), so decoding quarantines it, naming the columns.
-    from spark_jobs.formats import errors, get_decoder
-    from spark_jobs.formats.base import FormatOptions
-    from spark_jobs.formats.decoding import decode_one
+    from cdclake.formats import errors, get_decoder
+    from cdclake.formats.base import FormatOptions
+    from cdclake.formats.decoding import decode_one
 
     decoder = get_decoder("maxwell_json", FormatOptions(primary_key_overrides={"d.t": ("id",)}))
     doc = {"database": "d", "table": "t", "type": "insert", "ts": 1700000000, "data": {"v": 1}}

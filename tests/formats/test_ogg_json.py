@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.ogg_json import OggJsonDecoder
+from cdclake.formats import errors
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.ogg_json import OggJsonDecoder
 
 
 def _rows(doc: dict) -> list[dict]:
@@ -132,8 +132,8 @@ def test_without_op_type_the_images_give_update_and_delete_only() -> None:
 
 
 def test_detected_without_op_ts_or_op_type() -> None:
-    from spark_jobs.formats.detect import detect
-    from spark_jobs.formats.values import loads_exact
+    from cdclake.formats.detect import detect
+    from cdclake.formats.values import loads_exact
 
     no_op_ts = {"table": "S.T", "op_type": "I", "current_ts": "2020-05-13T15:40:13.000000",
                 "pos": "00000000000000001445", "after": {"ID": 1}}
@@ -257,7 +257,7 @@ def test_value_that_does_not_begin_with_a_document_keeps_the_plain_json_error() 
 
 
 def test_auto_hands_a_transaction_mode_value_to_ogg_json_only() -> None:
-    from spark_jobs.formats.detect import AutoDecoder
+    from cdclake.formats.detect import AutoDecoder
 
     op = {"table": "QASOURCE.T", "op_type": "I", "op_ts": "2015-11-05 18:45:36.000000",
           "current_ts": "2016-10-05T10:15:51.267000", "pos": "00000000000000002928",
@@ -275,7 +275,7 @@ def test_auto_hands_a_transaction_mode_value_to_ogg_json_only() -> None:
 
 
 def test_current_ts_read_in_the_replicat_zone_when_set() -> None:
-    from spark_jobs.formats.base import FormatOptions
+    from cdclake.formats.base import FormatOptions
 
     # goldengate.userexit.timestamp=utc: op_ts in UTC, current_ts on a Chicago host (UTC-6 in
     # November), written 2 seconds after the commit.
@@ -290,7 +290,7 @@ def test_current_ts_read_in_the_replicat_zone_when_set() -> None:
 
 
 def test_auto_names_the_bad_operation_of_a_transaction_mode_value() -> None:
-    from spark_jobs.formats.detect import AutoDecoder
+    from cdclake.formats.detect import AutoDecoder
 
     op = {"table": "QASOURCE.T", "op_type": "I", "op_ts": "2015-11-05 18:45:36.000000",
           "pos": "00000000000000002928", "after": {"ID": 1}}

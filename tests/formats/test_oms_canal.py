@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.canonical import RawMessage
+from cdclake.formats import get_decoder
+from cdclake.formats.canonical import RawMessage
 
 
 def test_typed_numbers_keep_every_digit_and_unsigned_bigint_widens() -> None:
@@ -22,7 +22,7 @@ def test_typed_numbers_keep_every_digit_and_unsigned_bigint_widens() -> None:
 def test_bit_columns_are_base64_bytes_not_numbers() -> None:
     import json
 
-    from spark_jobs.formats.oms_canal import OmsCanalDecoder
+    from cdclake.formats.oms_canal import OmsCanalDecoder
 
     doc = {"database": "d", "sqlType": {"id": 4, "f": -7}, "data": [{"id": 1, "f": "Bw=="}],
            "pkNames": ["id"], "old": None, "mysqlType": {"id": "int", "f": "bit(8)"},

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.oms_dataworks import OmsDataWorksDecoder, epoch_instant_text, zoned_instant_text
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.oms_dataworks import OmsDataWorksDecoder, epoch_instant_text, zoned_instant_text
 
 
 def test_millisecond_epoch_with_nanosecond_fraction() -> None:
@@ -38,7 +38,7 @@ def test_early_years_are_zero_padded() -> None:
 
 
 def test_bit_with_width_is_padded_like_the_default_format() -> None:
-    from spark_jobs.formats.oms_dataworks import value_rule
+    from cdclake.formats.oms_dataworks import value_rule
 
     convert, logical = value_rule("bit(16)", "Bw==", "UTC")
     assert (convert("Bw=="), logical) == ("AAc=", "BINARY")

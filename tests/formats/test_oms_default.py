@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats._oms import split_key_text, split_tenant
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.detect import detect
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.oms_default import OmsDefaultDecoder
-from spark_jobs.formats.oms_default_ext import OmsDefaultExtDecoder
+from cdclake.formats import errors
+from cdclake.formats._oms import split_key_text, split_tenant
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.detect import detect
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.oms_default import OmsDefaultDecoder
+from cdclake.formats.oms_default_ext import OmsDefaultExtDecoder
 
 
 def _decode(doc: dict) -> list[dict]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.formats._oms import light_type, zoned_text
-from spark_jobs.formats.values import ConversionWarning
+from cdclake.formats._oms import light_type, zoned_text
+from cdclake.formats.values import ConversionWarning
 
 
 @pytest.mark.parametrize(("schema_type", "db_type", "value", "logical", "text"), [
@@ -53,7 +53,7 @@ def test_early_years_are_zero_padded_and_overflow_is_a_warning() -> None:
 
 
 def test_bit_with_width_is_padded_to_its_bytes() -> None:
-    from spark_jobs.formats._oms import bit_text, bit_width, light_type
+    from cdclake.formats._oms import bit_text, bit_width, light_type
 
     assert bit_width("BIT(16)") == 16 and bit_width("BIT") is None
     assert bit_text("Bw==", 16) == bit_text("AAc=", 16) == "AAc="

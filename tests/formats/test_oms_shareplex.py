@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from spark_jobs.formats import errors
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.detect import detect
-from spark_jobs.formats.errors import DecodeError
-from spark_jobs.formats.oms_shareplex import OmsSharePlexDecoder
+from cdclake.formats import errors
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.detect import detect
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.oms_shareplex import OmsSharePlexDecoder
 
 UPD = {"data": {"v": 2}, "key": {"id": "a-b", "v": 1},
        "meta": {"op": "upd", "time": "2020-11-25T08:00:00", "table": "db.t-x", "rowid": "db.t-x-a-b\u00017"}}

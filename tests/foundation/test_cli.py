@@ -19,7 +19,7 @@ def test_help_lists_the_commands() -> None:
 
 
 def test_formats_lists_every_registered_format_with_a_description() -> None:
-    from spark_jobs.formats import registry
+    from cdclake.formats import registry
 
     out = subprocess.run([*_cdclake(), "formats"], capture_output=True, text=True, check=True).stdout
     lines = out.strip().splitlines()

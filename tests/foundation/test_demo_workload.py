@@ -7,10 +7,10 @@ import datetime as dt
 
 from cdclake.config import load_config
 from cdclake.demo import WORKLOAD, demo_config, workload
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import decode_batch
+from cdclake.formats import get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import decode_batch
 
 
 def test_every_demo_source_table_has_one_topic(tmp_path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from spark_jobs.zone_skew import zone_hint, zone_offset
+from cdclake.zone_skew import zone_hint, zone_offset
 
 
 def test_whole_zone_offsets_are_recognised_within_two_minutes() -> None:

@@ -30,8 +30,8 @@ ITEMS = "current.gates_db__items"
 
 
 def _formats():
+    from cdclake.formats.base import FormatOptions
     from spark_jobs.decode_spark import TopicFormat
-    from spark_jobs.formats.base import FormatOptions
 
     return {t: TopicFormat(f, FormatOptions(max_value_bytes=4 * 1024 * 1024))
             for t, f in traffic.TOPIC_FORMATS.items()}
@@ -352,9 +352,9 @@ def test_a_decoder_crash_fails_the_changelog_gate_whatever_the_quarantine_rate(s
     """A deliberately broken decoder: its crash is quarantined as DECODER_ERROR, naming the
     exception and where it was raised, and the hour fails though 1 message in 20 is under the
     topic's threshold."""
+    from cdclake.formats.canonical import RawMessage
+    from cdclake.formats.decoding import decode_one
     from spark_jobs import publish
-    from spark_jobs.formats.canonical import RawMessage
-    from spark_jobs.formats.decoding import decode_one
     from spark_jobs.gates import run_gate
     from spark_jobs.normalize import normalize_hour
     from spark_jobs.tables import CHANGELOG, QUARANTINE, ensure_tables

@@ -44,12 +44,13 @@ def test_produce_then_land_one_hour(spark, kafka_bootstrap, tmp_path, capsys) ->
 
 def test_land_job_takes_the_plan_as_json_and_checks_its_hour(spark, config, kafka_bootstrap, capsys) -> None:
     from cdclake.exceptions import LandingError
+    from cdclake.hourly import plan_hour
     from spark_jobs import land_job
     from tests.landing.kafka_helpers import HOUR, Record, make_topic, send
 
     topic = make_topic(kafka_bootstrap, "cli.job")
     send(kafka_bootstrap, topic, [Record(0, H0 + HOUR / 2, None, b"x")])
-    plan = land_job.plan_hour(config, H0, (topic,))
+    plan = plan_hour(config, H0, (topic,))
     with pytest.raises(LandingError, match="the offset plan is for hour 2023-07-15T10:00:00Z, not "
                                            "2023-07-15T11:00:00Z"):
         land_job.main(["--hour", "2023-07-15T11:00:00Z", "--run-id", "job-1", "--plan-json", plan.to_json()])

@@ -9,12 +9,12 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from cdclake.formats import get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import decode_batch
 from spark_jobs import jvm_decode
 from spark_jobs.decode_spark import TopicFormat
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import decode_batch
 from tests.normalize import mixed_traffic
 from tests.normalize.test_normalize_raw import _comparable
 
@@ -46,7 +46,7 @@ def _produce(bootstrap: str) -> dict[tuple[str, int], tuple[bytes | None, bytes 
 
 
 def test_landed_mixed_hour_normalizes_exactly_and_reruns_identically(spark, config, kafka_bootstrap) -> None:
-    from spark_jobs.land_job import plan_hour
+    from cdclake.hourly import plan_hour
     from spark_jobs.land_job import run as land
     from spark_jobs.normalize import normalize_hour
     from spark_jobs.tables import CHANGELOG, QUARANTINE, RUN_STATS

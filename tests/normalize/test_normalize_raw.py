@@ -9,10 +9,10 @@ import datetime as dt
 
 import pytest
 
-from spark_jobs.formats import get_decoder
-from spark_jobs.formats.base import FormatOptions
-from spark_jobs.formats.canonical import RawMessage
-from spark_jobs.formats.decoding import decode_batch
+from cdclake.formats import get_decoder
+from cdclake.formats.base import FormatOptions
+from cdclake.formats.canonical import RawMessage
+from cdclake.formats.decoding import decode_batch
 from tests.normalize import mixed_traffic
 
 pytestmark = pytest.mark.slow
@@ -57,7 +57,7 @@ def _expected_rows_by_cli_path() -> list[dict]:
 
 
 def _comparable(row: dict) -> tuple:
-    from spark_jobs.formats.canonical import CHANGE_ROW_FIELDS
+    from cdclake.formats.canonical import CHANGE_ROW_FIELDS
 
     epoch = dt.datetime(1970, 1, 1)
     out = []

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * The fast path of {@code canal_json} and {@code drs_json} ({@code spark_jobs/formats/
+ * The fast path of {@code canal_json} and {@code drs_json} ({@code include/cdclake/formats/
  * _canal_family.py}, whose rules this repeats for the shape it takes), and {@code cloudcanal_json}
  * (the same rules under its field names: {@code cloudcanal_json.py}). Taken: {@code type} INSERT,
  * UPDATE, DELETE or INIT; no TiCDC extension ({@code _tidb}); rows in {@code data} (a DRS delete:

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * The fast path of {@code dataworks_json} ({@code spark_jobs/formats/dataworks_json.py} and
+ * The fast path of {@code dataworks_json} ({@code include/cdclake/formats/dataworks_json.py} and
  * {@code _dataworks.py}, whose rules this repeats for the shape it takes). Taken: {@code
  * payload.op} INSERT, DELETE, UPDATE_AFTER carrying both images (the one-message update), and
  * the halves of two-message updates (UPDATE_BEFOR, UPDATE_AFTER with one image each, paired in

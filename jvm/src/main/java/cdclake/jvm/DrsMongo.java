@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * The fast path of {@code drs_mongo} ({@code spark_jobs/formats/drs_mongo.py}, whose rules this
+ * The fast path of {@code drs_mongo} ({@code include/cdclake/formats/drs_mongo.py}, whose rules this
  * repeats for the shape it takes; the documents read by {@link MongoShell}). Taken: {@code op}
  * INSERT, UPDATE or DELETE (any case); {@code value} (and {@code where}, when given) a string
  * holding one shell-syntax document {@link MongoShell} reads; an INSERT's document with

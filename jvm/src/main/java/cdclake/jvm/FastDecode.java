@@ -23,7 +23,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code cdclake_jvm.fast_decode(format, value, key, source_timezone)}, an array of change rows
  * (several for the multi-row messages of the Canal family).
  *
- * <p>The Python decoders ({@code spark_jobs/formats/}) are the reference and decide every case; a
+ * <p>The Python decoders ({@code include/cdclake/formats/}) are the reference and decide every case; a
  * decoder here takes only the common shape of its format, where its rules are few and plain, and
  * gives exactly the Python decoder's row for it. Anything else it <em>declines</em> (returns
  * null) and the message goes to the Python decoder, which also owns every rejection: a message
@@ -42,7 +42,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * messages to Python, {@code posexplode}'s non-empty test), so it ran up to three times.
  *
  * <p>The registry of the formats with a fast path: {@link #DECODERS}, named like the Python
- * registry ({@code spark_jobs/formats/__init__.py}).
+ * registry ({@code include/cdclake/formats/__init__.py}).
  */
 public final class FastDecode implements UnboundFunction, ScalarFunction<ArrayData> {
     private static final long serialVersionUID = 1L;

@@ -7,7 +7,7 @@ import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * The fast path of {@code maxwell_json} ({@code spark_jobs/formats/maxwell_json.py}, whose rules
+ * The fast path of {@code maxwell_json} ({@code include/cdclake/formats/maxwell_json.py}, whose rules
  * this repeats for the shape it takes). Taken: one document; {@code type} insert, update,
  * delete or bootstrap-insert (Maxwell's spelling, or INSERT/UPDATE/DELETE); a non-empty table
  * name; {@code ts} an integer (epoch seconds, or milliseconds from 1e11 on); {@code data} a

@@ -14,7 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The plain part of MongoDB shell syntax as {@code spark_jobs/formats/_mongo_shell.py} reads it
+ * The plain part of MongoDB shell syntax as {@code include/cdclake/formats/_mongo_shell.py} reads it
  * (the documents DRS writes in {@code value}/{@code where}), and its canonical text
  * ({@code field_text}, {@code to_ejson}). Read: documents, arrays, double-quoted strings (the
  * parser's escapes), JSON-shaped numbers (text kept, a leading {@code +} dropped), true, false,

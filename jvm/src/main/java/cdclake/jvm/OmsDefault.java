@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * The fast path of {@code oms_default} ({@code spark_jobs/formats/_oms.py}, whose rules this
+ * The fast path of {@code oms_default} ({@code include/cdclake/formats/_oms.py}, whose rules this
  * repeats for the shape it takes). Taken: {@code recordType} INSERT, UPDATE, DELETE or ROW
  * (upper case, as OMS writes it) with the image it needs; no {@code __light_type} (values by JSON
  * kind, as Maxwell's); a non-empty {@code table_name}; {@code allMetaData.timestamp} epoch

@@ -1,0 +1,24 @@
+"""The names of the lakehouse's fixed tables and of an hour's audit branch: constants of the
+product, never taken from messages. Their schemas live with the Spark code (``spark_jobs.tables``);
+the names are here so that code without Spark (the ``cdclake`` commands, pyiceberg reads) uses
+the same ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+NAMESPACES = ("raw", "ops", "cdc", "current", "history")
+
+RAW_MESSAGES = "raw.kafka_messages"
+OFFSET_LEDGER = "ops.offset_ledger"
+CHANGELOG = "cdc.changelog"
+QUARANTINE = "cdc.quarantine"
+RUN_STATS = "ops.run_stats"
+GATE_RESULTS = "ops.gate_results"
+HOUR_STATUS = "ops.hour_status"
+HELD_TABLES = "cdc.held_tables"
+
+
+def audit_branch(hour: dt.datetime) -> str:
+    """``2024-03-01 10:00`` -> ``audit_20240301T10`` (one branch per hour and table)."""
+    return "audit_" + hour.strftime("%Y%m%dT%H")
