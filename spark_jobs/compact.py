@@ -88,7 +88,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pyspark.sql import Column, DataFrame, Row, SparkSession
@@ -96,7 +96,7 @@ from pyspark.sql import functions as F
 
 from cdclake.formats.base import key_of
 from cdclake.formats.values import logical_type_from_sql_name
-from spark_jobs import held_tables
+from spark_jobs import held_tables, hour_status
 from spark_jobs.held_tables import Hold
 from spark_jobs.identifiers import (
     NO_DATABASE,
@@ -122,6 +122,9 @@ from spark_jobs.logical_types import (
 )
 from spark_jobs.session import REUSED
 from spark_jobs.tables import CHANGELOG, ensure_tables, in_catalog
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 STAGE = "compact"
 META_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -1216,3 +1219,29 @@ def _kinds_by_table(events: DataFrame) -> dict[SourceTable, list[Row]]:
 def _declared_for(changes: DataFrame, source_table: SourceTable) -> dict[str, str | None]:
     same = _same_table(source_table, F.expr(SOURCE_SCHEMA_SQL))
     return declared_columns(changes.where(same)).get(source_table, {})
+
+
+def options_from_config(config: PipelineConfig) -> CompactionOptions:
+    return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days),
+                             table_prefixes=config.table_prefixes,
+                             history={t.name: t.history for t in config.topics if t.history})
+
+
+def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,
+        branch: str | None = None) -> CompactionSummary:
+    """Compact ``hour``; with ``branch`` (write-audit-publish) every read and write goes through
+    the hour's audit branch: the changelog branch holds the hour being audited, and the current
+    tables' branches (created on first write) receive the result while ``main`` stays as it was."""
+    if branch is None:
+        summary = compact_hour(spark, hour, run_id, options_from_config(config))
+    else:
+        spark.conf.set("spark.wap.branch", branch)
+        try:
+            summary = compact_hour(spark, hour, run_id, options_from_config(config))
+        finally:
+            spark.conf.unset("spark.wap.branch")
+    failures = "; ".join(f"{f.table}: {f.message}" for f in summary.failures)
+    hour_status.record(spark, hour, hour_status.COMPACT, run_id,
+                       hour_status.PARTIAL if failures else hour_status.OK,
+                       [(t.table, None) for t in summary.tables if t.status == "OK"], failures or None)
+    return summary

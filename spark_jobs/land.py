@@ -20,14 +20,17 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import cast
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, cast
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdclake.cli_args import hour_text
 from cdclake.exceptions import LandingError
+from cdclake.hourly import plan_hour
+from cdclake.kafka_settings import kafka_client_config, spark_kafka_options
 from cdclake.offsets import (
     LedgerNeighbours,
     OffsetPlan,
@@ -37,6 +40,9 @@ from cdclake.offsets import (
 )
 from spark_jobs.session import local_frame
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables, in_catalog
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 log = logging.getLogger(__name__)
 
@@ -379,3 +385,23 @@ def ledger_discontinuities(spark: SparkSession, topics: Sequence[str] | None = N
                       F.when(F.col("previous_end") < F.col("planned_start"), "gap").otherwise("overlap")
                       .alias("kind")))
     return [row.asDict() for row in paired.orderBy("topic", "partition", "landed_hour").collect()]
+
+
+def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,
+        plan: OffsetPlan | None = None, *, topics: tuple[str, ...] | None = None,
+        accept_gaps: bool = False, reland: bool = False, skip: str | None = None) -> LandingSummary:
+    """Land ``hour`` (or, with ``skip``, record it as skipped for that reason): with ``plan`` (an
+    ``OffsetPlan``) as given, else planned here."""
+    plan = plan or plan_hour(config, hour, topics)
+    if plan.hour != hour:
+        raise LandingError(f"the offset plan is for hour {plan.start}, not {hour_text(hour)}; "
+                           "pass the plan made for this run's data interval")
+    if skip is not None:
+        return skip_hour(spark, plan, run_id, skip)
+    return land_hour(spark, plan, spark_kafka_options(kafka_client_config(config)), run_id,
+                     accept_gaps=accept_gaps, reland=reland)
+
+
+def summary_dict(summary: LandingSummary) -> dict:
+    return {"hour": hour_text(summary.hour), "run_id": summary.run_id, "messages": summary.messages,
+            "partitions": [asdict(p) for p in summary.partitions]}

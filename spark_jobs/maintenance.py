@@ -60,7 +60,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,8 @@ from spark_jobs.identifiers import CURRENT_NAMESPACE, PURGED_BEFORE_PROPERTY, TO
 
 if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS at parse time
     from pyspark.sql import SparkSession
+
+    from cdclake.config import PipelineConfig
 
 # The namespaces of spark_jobs.tables.NAMESPACES (tests check they agree).
 NAMESPACES = ("raw", "ops", "cdc", "current", "history")
@@ -187,7 +189,7 @@ def audit_branches(spark: SparkSession, catalog: str, tables: Iterable[str]) -> 
 def _deferred(branches: list[str]) -> str:
     return (f"deferred: an hour in flight holds branch {', '.join(branches)} (main must not move before it "
             "publishes); retried later. A branch left by a failed hour stays until the hour is re-run or "
-            "discarded (python spark_jobs/publish_job.py --action discard --hour <hour> --run-id <id>)")
+            "discarded (python -m spark_jobs.jobs.publish --action discard --hour <hour> --run-id <id>)")
 
 
 def is_tombstone_table(table: str) -> bool:
@@ -394,3 +396,17 @@ def _expire_gate_results(gx_root: Path, as_of: dt.datetime, options: Maintenance
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:500]
+
+
+def options_from_config(config: PipelineConfig) -> MaintenanceOptions:
+    return MaintenanceOptions(**asdict(config.maintenance),
+                              tombstone_retention_days=int(config.tombstone_retention_days))
+
+
+def run(spark: SparkSession, config: PipelineConfig, as_of: dt.datetime, run_id: str,
+        steps: tuple[str, ...] = STEPS, tables: tuple[str, ...] | None = None) -> MaintenanceSummary:
+    """Maintain every lakehouse table (or only ``tables``) and the gates' GX folder as of
+    ``as_of`` (naive UTC)."""
+    return maintain(spark, config.catalog_name, as_of, run_id,
+                    options_from_config(config), steps, tables=tables,
+                    gx_root=Path(config.home) / "gx")

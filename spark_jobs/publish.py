@@ -44,6 +44,8 @@ from spark_jobs.tables import CHANGELOG, HELD_TABLES, QUARANTINE, in_catalog
 log = logging.getLogger(__name__)
 
 AUDITED_TABLES = (CHANGELOG, QUARANTINE)  # branched when an attempt begins
+# What the publish job does to the hour's audit branch (see apply_action).
+ACTIONS = ("start", "publish", "discard")
 # Branched by compaction's first write to them, like the current.* tables an hour touches.
 COMPACTION_TABLES = (HELD_TABLES,)
 
@@ -174,3 +176,18 @@ def audit_candidates(spark: SparkSession) -> list[str]:
     current.* and the history.* tables."""
     return [*AUDITED_TABLES, *COMPACTION_TABLES, *current_tables(spark),
             *namespace_tables(spark, HISTORY_NAMESPACE)]
+
+
+def apply_action(spark: SparkSession, hour: dt.datetime, run_id: str, action: str = "publish",
+                 tables: Sequence[str] | None = None) -> list[str]:
+    """Apply ``action`` (:data:`ACTIONS`) to the hour's audit branch; returns the tables it touched."""
+    if action == "start":
+        chosen = list(dict.fromkeys([*AUDITED_TABLES, *(tables or ())]))
+        begin_attempt(spark, hour, chosen)
+        return chosen
+    if action == "publish":
+        chosen = list(tables) if tables else audit_candidates(spark)
+        return publish(spark, chosen, hour, run_id)
+    chosen = list(tables) if tables else audited_tables(spark, hour)
+    discard(spark, chosen, hour)
+    return chosen

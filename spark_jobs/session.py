@@ -3,7 +3,7 @@
 The server (``cdclake.spark_server``) holds the Spark configuration: the Iceberg catalog
 ``lakehouse`` (a SQL (JDBC) catalog on SQLite plus a local warehouse folder by default, the same
 catalog pyiceberg opens, ``cdclake.catalog``), the jars and the session defaults. Job entry
-points (``spark_jobs/*_job.py``), the CLI and the test suite call :func:`connect`; transforms
+points (``spark_jobs/jobs/``), the CLI and the test suite call :func:`connect`; transforms
 receive DataFrames and never build sessions.
 """
 

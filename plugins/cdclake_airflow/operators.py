@@ -1,4 +1,4 @@
-"""``CdclakeSparkJobOperator``: one cdclake job (``spark_jobs/<job>_job.py``) per data interval,
+"""``CdclakeSparkJobOperator``: one cdclake job (``spark_jobs/jobs/<job>.py``) per data interval,
 run on the Spark Connect server.
 
 A thin :class:`PySparkOperator` (the Spark provider's own Spark Connect support): the task opens a
@@ -31,7 +31,7 @@ AUDIT_BRANCH_TEMPLATE = "audit_{{ data_interval_start.strftime('%Y%m%dT%H') }}"
 
 
 def run_job(job: str, args: list[str], spark: Any = None) -> None:
-    """Run ``spark_jobs/<job>_job.py``'s ``main(args)`` on ``spark``; a non-zero exit fails the
+    """Run ``spark_jobs/jobs/<job>.py``'s ``main(args)`` on ``spark``; a non-zero exit fails the
     task (the job printed why)."""
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
@@ -43,7 +43,7 @@ def run_job(job: str, args: list[str], spark: Any = None) -> None:
         RetentionGapError,
     )
 
-    module = importlib.import_module(f"spark_jobs.{job}_job")
+    module = importlib.import_module(f"spark_jobs.jobs.{job}")
     try:
         code = module.main([a for a in args if a], spark=spark)  # a flag rendered empty is absent
     except (GateFailed, OffsetContinuityError, RetentionGapError) as exc:  # waiting changes nothing
@@ -80,7 +80,7 @@ def preload_gates() -> None:
 
 
 class CdclakeSparkJobOperator(PySparkOperator):
-    """Run ``spark_jobs/<job>_job.py --hour <interval start> --run-id <run id> [extra args]`` on
+    """Run ``spark_jobs/jobs/<job>.py --hour <interval start> --run-id <run id> [extra args]`` on
     the Spark Connect server. ``preload_gates``: when the DAG's tasks share one process
     (``cdclake run``), import the gates' library while this task runs."""
 

@@ -27,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _land(args: argparse.Namespace) -> int:
     # pyspark and the job: imported when the command runs (see spark_jobs.commands)
-    from spark_jobs.land_job import run, summary_dict
+    from spark_jobs.land import run, summary_dict
     from spark_jobs.session import connect
 
     try:

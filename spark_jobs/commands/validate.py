@@ -27,8 +27,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _validate(args: argparse.Namespace) -> int:
     # pyspark, GX and the job: imported when the command runs (see spark_jobs.commands)
+    from spark_jobs.gates import run_gate
     from spark_jobs.session import connect
-    from spark_jobs.validate_job import run
 
     try:
         hour = parse_hour(args.hour)
@@ -39,7 +39,7 @@ def _validate(args: argparse.Namespace) -> int:
     spark = connect(config, f"cdclake-validate-{hour_text(hour)}")
     try:
         # GateFailed: exit 2
-        report = run(spark, config, args.stage, hour, run_id, args.branch, args.tables)
+        report = run_gate(spark, config, args.stage, hour, run_id, branch=args.branch, tables=args.tables)
     finally:
         spark.stop()
     print(report.summary())

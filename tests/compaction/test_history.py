@@ -90,7 +90,8 @@ def test_history_in_any_hour_order_and_re_runs_then_the_gate_and_a_rebuild(spark
     from cdclake import cli
     from cdclake.config import TopicConfig
     from cdclake.exceptions import GateFailed
-    from spark_jobs import compact_job, publish
+    from spark_jobs import compact as compact_job
+    from spark_jobs import publish
     from spark_jobs.gates import HISTORY_EXPECTATION, run_gate
 
     topic = TopicConfig(name="cdc.test", history=("hist_a.orders",))

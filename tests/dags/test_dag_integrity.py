@@ -116,7 +116,7 @@ def test_spark_jobs_run_on_the_spark_connect_server(parse_bag, path: Path):
             assert isinstance(task, CdclakeSparkJobOperator), where
             assert task.conn_id == SPARK_CONN_ID, where
             assert task.python_callable is run_job, where
-            module = importlib.import_module(f"spark_jobs.{task.op_kwargs['job']}_job")
+            module = importlib.import_module(f"spark_jobs.jobs.{task.op_kwargs['job']}")
             assert callable(module.main), where
     assert spark_tasks, f"{path.name} runs no Spark job"
 
@@ -194,8 +194,8 @@ def test_a_hole_or_retention_gap_fails_the_task_at_once_and_kafka_outages_are_re
         def main(args: list[str], spark: object = None, error: type[Exception] = error) -> int:
             raise error(f"{error.__name__} for {args}")
 
-        module = types.ModuleType("spark_jobs.failing_job")
+        module = types.ModuleType("spark_jobs.jobs.failing")
         module.main = main  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "spark_jobs.failing_job", module)
+        monkeypatch.setitem(sys.modules, "spark_jobs.jobs.failing", module)
         with pytest.raises(AirflowFailException if final else LandingError, match=error.__name__):
             run_job("failing", ["--hour", "2025-02-03T07:00:00+00:00", ""])

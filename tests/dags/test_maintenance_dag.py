@@ -1,4 +1,4 @@
-"""The maintenance DAG's templated arguments render into what maintenance_job.py accepts."""
+"""The maintenance DAG's templated arguments render into what spark_jobs/jobs/maintenance.py accepts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pendulum
 import pytest
 
+from spark_jobs.jobs.maintenance import build_parser
 from spark_jobs.maintenance import STEPS
-from spark_jobs.maintenance_job import build_parser
 from tests.dags.conftest import DAGS_FOLDER
 
 

@@ -50,7 +50,8 @@ def _hours(database: str) -> tuple[list[dict], list[dict]]:
 
 
 def _run_hour(spark: Any, config: Any, n: int, database: str) -> None:
-    from spark_jobs import compact_job, publish
+    from spark_jobs import compact as compact_job
+    from spark_jobs import publish
     from spark_jobs.tables import CHANGELOG, QUARANTINE
 
     branch = publish.begin_attempt(spark, hour(n))
@@ -77,7 +78,8 @@ def _state(spark: Any, database: str) -> dict[str, Any]:
 
 def _first_hours(spark: Any, config: Any, n: int, databases: list[str]) -> None:
     write_hour(spark, n, [row for database in databases for row in _hours(database)[0]])
-    from spark_jobs import compact_job, publish
+    from spark_jobs import compact as compact_job
+    from spark_jobs import publish
 
     branch = publish.begin_attempt(spark, hour(n))
     assert not compact_job.run(spark, config, hour(n), f"compact__{n}", branch).failures

@@ -47,7 +47,8 @@ def _rows(spark: Any, table: str) -> list[tuple]:
 
 
 def _hour(spark: Any, config: Any, n: int) -> Any:
-    from spark_jobs import compact_job, publish
+    from spark_jobs import compact as compact_job
+    from spark_jobs import publish
     from spark_jobs.gates import run_gate
 
     branch = publish.begin_attempt(spark, hour(n))

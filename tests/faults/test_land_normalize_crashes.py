@@ -64,7 +64,7 @@ def run_hour(spark: Any, config: Any, topic: str, hour: dt.datetime, run_id: str
     from cdclake.formats.base import FormatOptions
     from cdclake.hourly import plan_hour
     from spark_jobs.decode_spark import TopicFormat
-    from spark_jobs.land_job import run as land
+    from spark_jobs.land import run as land
     from spark_jobs.normalize import normalize_hour
     from spark_jobs.publish import audit_branch
 

@@ -56,7 +56,7 @@ def _make(spark: Any, n: int, now: dt.datetime) -> tuple[str, str]:
 
 def _maintain(spark: Any, config: Any, n: int, now: dt.datetime) -> None:
     from cdclake.config import MaintenanceConfig
-    from spark_jobs.maintenance_job import run
+    from spark_jobs.maintenance import run
 
     config = dataclasses.replace(config, tombstone_retention_days=7, maintenance=MaintenanceConfig(
         snapshot_retention_days=0, retain_last=1, orphan_file_age_days=3, min_input_files=2))

@@ -126,7 +126,7 @@ def test_bad_placeholder_settings_are_refused(tmp_path: Path, entry: str, reason
 
 
 def test_table_prefix_reaches_compaction_and_must_be_a_plain_name(tmp_path: Path) -> None:
-    from spark_jobs.compact_job import options_from_config
+    from spark_jobs.compact import options_from_config
 
     config = _config(tmp_path, "topics:\n  - name: a\n  - name: b\n    table_prefix: eu_2\n")
     assert options_from_config(config).table_prefixes == {"b": "eu_2"}
@@ -136,7 +136,7 @@ def test_table_prefix_reaches_compaction_and_must_be_a_plain_name(tmp_path: Path
 
 
 def test_history_is_chosen_per_topic_or_per_table(tmp_path: Path) -> None:
-    from spark_jobs.compact_job import options_from_config
+    from spark_jobs.compact import options_from_config
 
     config = _config(tmp_path, "topics:\n  - name: a\n    history: true\n  - name: b\n"
                                "    history: [shop.orders, users]\n  - name: c\n    history: false\n")

@@ -10,8 +10,7 @@ from confluent_kafka.admin import AdminClient
 
 from cdclake.exceptions import OffsetContinuityError, RetentionGapError
 from cdclake.hourly import plan_hour
-from spark_jobs.land import ledger_discontinuities
-from spark_jobs.land_job import run
+from spark_jobs.land import ledger_discontinuities, run
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES
 from tests.landing.kafka_helpers import H0, HOUR, Record, make_topic, send
 

@@ -13,8 +13,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions
 
 from cdclake.exceptions import LandingError, OffsetContinuityError, TransactionStalledError
 from cdclake.hourly import plan_hour
-from spark_jobs.land import ledger_discontinuities, skip_hour
-from spark_jobs.land_job import run
+from spark_jobs.land import ledger_discontinuities, run, skip_hour
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES
 from tests.landing.kafka_helpers import HOUR, Record, epoch_ms, make_topic, send
 

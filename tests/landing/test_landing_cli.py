@@ -45,7 +45,7 @@ def test_produce_then_land_one_hour(spark, kafka_bootstrap, tmp_path, capsys) ->
 def test_land_job_takes_the_plan_as_json_and_checks_its_hour(spark, config, kafka_bootstrap, capsys) -> None:
     from cdclake.exceptions import LandingError
     from cdclake.hourly import plan_hour
-    from spark_jobs import land_job
+    from spark_jobs.jobs import land as land_job
     from tests.landing.kafka_helpers import HOUR, Record, make_topic, send
 
     topic = make_topic(kafka_bootstrap, "cli.job")

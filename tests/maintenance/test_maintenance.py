@@ -24,8 +24,8 @@ from spark_jobs.maintenance import (
     checked_name,
     is_tombstone_table,
     maintain,
+    run,
 )
-from spark_jobs.maintenance_job import run
 from tests.gates.gx_runs import store_gate_runs
 
 TABLE = "current.mt__orders"

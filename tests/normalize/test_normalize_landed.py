@@ -47,7 +47,7 @@ def _produce(bootstrap: str) -> dict[tuple[str, int], tuple[bytes | None, bytes 
 
 def test_landed_mixed_hour_normalizes_exactly_and_reruns_identically(spark, config, kafka_bootstrap) -> None:
     from cdclake.hourly import plan_hour
-    from spark_jobs.land_job import run as land
+    from spark_jobs.land import run as land
     from spark_jobs.normalize import normalize_hour
     from spark_jobs.tables import CHANGELOG, QUARANTINE, RUN_STATS
 

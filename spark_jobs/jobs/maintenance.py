@@ -1,9 +1,6 @@
 """Daily table maintenance (see ``spark_jobs.maintenance``).
 
-An entry point: a DAG task calls ``main`` on its Spark Connect session; from a shell it opens
-one on the configured server.
-
-    python spark_jobs/maintenance_job.py --as-of 2024-01-02T00:00:00Z --run-id scheduled__1 \\
+    python -m spark_jobs.jobs.maintenance --as-of 2024-01-02T00:00:00Z --run-id scheduled__1 \\
         --step rewrite_data_files --step rewrite_position_delete_files
 
 ``--as-of`` is the reference time of every retention cut-off (the DAG run's data_interval_end).
@@ -18,29 +15,12 @@ import datetime as dt
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pyspark.sql import SparkSession
 
-from spark_jobs.maintenance import STEPS, MaintenanceOptions, MaintenanceSummary, maintain
-
-if TYPE_CHECKING:
-    from cdclake.config import PipelineConfig
-
-
-def options_from_config(config: PipelineConfig) -> MaintenanceOptions:
-    return MaintenanceOptions(**asdict(config.maintenance),
-                              tombstone_retention_days=int(config.tombstone_retention_days))
-
-
-def run(spark: SparkSession, config: PipelineConfig, as_of: dt.datetime, run_id: str,
-        steps: tuple[str, ...] = STEPS, tables: tuple[str, ...] | None = None) -> MaintenanceSummary:
-    """Maintain every lakehouse table (or only ``tables``) and the gates' GX folder as of
-    ``as_of`` (naive UTC)."""
-    return maintain(spark, config.catalog_name, as_of, run_id,
-                    options_from_config(config), steps, tables=tables,
-                    gx_root=Path(config.home) / "gx")
+from spark_jobs import maintenance
+from spark_jobs.maintenance import STEPS, MaintenanceSummary
+from spark_jobs.session import job_session
 
 
 def parse_instant(text: str) -> dt.datetime:
@@ -79,13 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from spark_jobs.session import job_session
-
     steps = tuple(args.steps or STEPS)
     name = f"cdclake-maintenance-{'-'.join(steps)}"
     with job_session(args.config, name, spark) as (config, spark):
         tables = tuple(args.tables) if args.tables else None
-        summary = run(spark, config, args.as_of, args.run_id, steps, tables)
+        summary = maintenance.run(spark, config, args.as_of, args.run_id, steps, tables)
         print(summary_json(summary))
         for failure in summary.failures:
             print(f"{failure.step} {failure.status.lower()} for {failure.table}: {failure.message}",
