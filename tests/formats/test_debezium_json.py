@@ -10,8 +10,9 @@ import pytest
 from cdclake.formats import errors
 from cdclake.formats.base import FormatOptions
 from cdclake.formats.canonical import RawMessage
-from cdclake.formats.debezium_json import DebeziumJsonDecoder, value_text
+from cdclake.formats.debezium import DebeziumJsonDecoder
 from cdclake.formats.errors import DecodeError
+from cdclake.formats.kafka_connect import value_text
 from cdclake.formats.values import loads_exact
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"

@@ -13,7 +13,8 @@ from functools import cache
 
 from cdclake.formats.base import Decoder, FormatOptions
 
-FRAMEWORK_MODULES = frozenset({"base", "canonical", "errors", "values", "detect", "decoding"})
+FRAMEWORK_MODULES = frozenset({"base", "canonical", "errors", "values", "detect", "decoding",
+                               "kafka_connect"})
 
 
 @cache

@@ -20,7 +20,8 @@ from cdclake.formats._plain_json import (
 )
 from cdclake.formats.base import JsonDecoder, key_of, key_of_any_case
 from cdclake.formats.canonical import Decoded, RawMessage
-from cdclake.formats.debezium_json import (
+from cdclake.formats.errors import DecodeError
+from cdclake.formats.kafka_connect import (
     SCHEMA_READ_ERRORS,
     column_text,
     connect_logical_type,
@@ -28,7 +29,6 @@ from cdclake.formats.debezium_json import (
     unwrap,
     value_specs,
 )
-from cdclake.formats.errors import DecodeError
 from cdclake.formats.values import ConcatenatedJsonError, split_concatenated_objects
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",

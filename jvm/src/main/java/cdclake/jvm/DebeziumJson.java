@@ -13,7 +13,7 @@ import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
 
 /**
- * The fast path of {@code debezium_json} ({@code include/cdclake/formats/debezium_json.py}, whose rules
+ * The fast path of {@code debezium_json} ({@code include/cdclake/formats/debezium/}, whose rules
  * this repeats for the shape it takes): the envelope of the MySQL and PostgreSQL connectors,
  * schemaless or with schemas ({@code {"schema": ..., "payload": ...}}, the JsonConverter's
  * schemas.enable=true). Taken: {@code op} c, u, d or r; {@code source.connector} {@code mysql} or

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
 
 /**
  * The typed values of a Debezium envelope with schemas ({@code value_specs}, {@code value_text}
- * and {@code connect_logical_type} of {@code include/cdclake/formats/debezium_json.py}) for the common
+ * and {@code connect_logical_type} of {@code include/cdclake/formats/kafka_connect.py}) for the common
  * column schemas: int8/16/32/64 (range-checked), float32/float64 (the number's text as sent),
  * string (and Debezium's Enum, EnumSet, Uuid, Xml, Ltree), boolean, Connect Decimal of a fixed
  * scale (base64 bytes), Date (days), Time/MicroTime/NanoTime, Timestamp/MicroTimestamp/
