@@ -51,7 +51,7 @@ image is completed from the before image). Tables with neither key columns nor r
 ``_cdc_occurrence`` numbers its copies; an insert adds a copy, a delete removes one (never below
 zero), an update does both.
 
-Typed columns come from ``column_types`` (see :mod:`spark_jobs.logical_types`). New columns (from
+Typed columns come from ``column_types`` (see :mod:`cdclake.formats.logical_types`). New columns (from
 images or ``ALTER TABLE ... ADD COLUMN`` DDL) are added; an ADD COLUMN's SQL type only types a
 column no change declares (vendors type some SQL types otherwise in their rows), and a column that
 holds no value yet takes the type its first values declare; types are widened by a commutative join;
@@ -95,7 +95,14 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.formats.base import key_of
-from cdclake.formats.values import logical_type_from_sql_name
+from cdclake.formats.logical_types import (
+    IncompatibleTypeChange,
+    cast_text,
+    logical_type_from_sql_name,
+    natively_widenable,
+    spark_type,
+    widen,
+)
 from spark_jobs import held_tables, hour_status
 from spark_jobs.held_tables import Hold
 from spark_jobs.identifiers import (
@@ -112,13 +119,6 @@ from spark_jobs.identifiers import (
     quote_table,
     source_label,
     tombstone_table_name,
-)
-from spark_jobs.logical_types import (
-    IncompatibleTypeChange,
-    cast_text,
-    natively_widenable,
-    spark_type,
-    widen,
 )
 from spark_jobs.session import REUSED
 from spark_jobs.tables import CHANGELOG, ensure_tables, in_catalog
@@ -432,7 +432,7 @@ _ADD_NOT_A_COLUMN = frozenset({"PRIMARY", "INDEX", "KEY", "UNIQUE", "FULLTEXT", 
 
 def ddl_type(definition: re.Match[str]) -> str:
     """The type clause of an ``ADD COLUMN`` -> logical type, as the decoders read a column type
-    name (:func:`~cdclake.formats.values.logical_type_from_sql_name`; unknown -> STRING)."""
+    name (:func:`~cdclake.formats.logical_types.logical_type_from_sql_name`; unknown -> STRING)."""
     name = " ".join(definition["type"].split())
     zone = " ".join((definition["zone"] or "").split())
     args = re.sub(r"\s+", "", definition["args"] or "")

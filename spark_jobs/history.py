@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.exceptions import CdclakeError
+from cdclake.formats.logical_types import cast_text
 from spark_jobs import compact
 from spark_jobs.identifiers import (
     HISTORY_NAMESPACE,
@@ -36,7 +37,6 @@ from spark_jobs.identifiers import (
     quote,
     quote_table,
 )
-from spark_jobs.logical_types import cast_text
 from spark_jobs.maintenance import audit_branches
 from spark_jobs.tables import CHANGELOG, ensure_tables
 

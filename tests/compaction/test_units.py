@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cdclake.formats.logical_types import IncompatibleTypeChange, spark_type, widen
 from spark_jobs.compact import ddl_added_columns, fold_key, order_key
 from spark_jobs.identifiers import current_table_name, find_collisions, quote_table, source_label
-from spark_jobs.logical_types import IncompatibleTypeChange, spark_type, widen
 
 
 def ev(kind: str, offset: int, image: str | None = None, key: str = "k", keyless: bool = False) -> dict:

@@ -16,8 +16,9 @@ from cdclake.formats.canonical import RawMessage
 from cdclake.formats.decoding import decode_one
 from cdclake.formats.detect import detect
 from cdclake.formats.errors import DecodeError
+from cdclake.formats.exact_json import loads_exact
 from cdclake.formats.oms_canal import OmsCanalDecoder
-from cdclake.formats.values import ConversionWarning, loads_exact
+from cdclake.formats.values import ConversionWarning
 
 
 def canal(**overrides: object) -> dict:

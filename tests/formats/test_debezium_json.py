@@ -12,8 +12,8 @@ from cdclake.formats.base import FormatOptions
 from cdclake.formats.canonical import RawMessage
 from cdclake.formats.debezium import DebeziumJsonDecoder
 from cdclake.formats.errors import DecodeError
+from cdclake.formats.exact_json import loads_exact
 from cdclake.formats.kafka_connect import value_text
-from cdclake.formats.values import loads_exact
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 SOURCE = {"connector": "mysql", "db": "inventory", "table": "customers", "ts_ms": 1000,

@@ -9,8 +9,8 @@ import pytest
 from cdclake.formats.canonical import RawMessage
 from cdclake.formats.detect import detect
 from cdclake.formats.errors import DecodeError
+from cdclake.formats.exact_json import loads_exact
 from cdclake.formats.maxwell_json import MaxwellJsonDecoder, _kafka_key_pairs, camel_case_name
-from cdclake.formats.values import loads_exact
 
 INSERT = {"database": "d", "table": "t", "type": "insert", "ts": 1477053217, "xid": 1, "data": {"id": 1}}
 

@@ -133,7 +133,7 @@ def test_without_op_type_the_images_give_update_and_delete_only() -> None:
 
 def test_detected_without_op_ts_or_op_type() -> None:
     from cdclake.formats.detect import detect
-    from cdclake.formats.values import loads_exact
+    from cdclake.formats.exact_json import loads_exact
 
     no_op_ts = {"table": "S.T", "op_type": "I", "current_ts": "2020-05-13T15:40:13.000000",
                 "pos": "00000000000000001445", "after": {"ID": 1}}

@@ -13,8 +13,8 @@ from functools import cache
 
 from cdclake.formats.base import Decoder, FormatOptions
 
-FRAMEWORK_MODULES = frozenset({"base", "canonical", "errors", "values", "detect", "decoding",
-                               "kafka_connect"})
+FRAMEWORK_MODULES = frozenset({"base", "canonical", "errors", "values", "exact_json", "logical_types",
+                               "detect", "decoding", "kafka_connect"})
 
 
 @cache

@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 from cdclake.formats import errors
 from cdclake.formats.base import FormatOptions, JsonDecoder, key_of, key_of_any_case
 from cdclake.formats.canonical import Decoded, RawMessage
+from cdclake.formats.exact_json import JsonNumber
+from cdclake.formats.logical_types import JAVA_SQL_TYPES, logical_type_from_sql_name
 from cdclake.formats.values import (
-    JAVA_SQL_TYPES,
     ConversionWarning,
-    JsonNumber,
     base64_from_byte_list,
     base64_from_hex,
     base64_normalised,
@@ -38,7 +38,6 @@ from cdclake.formats.values import (
     iso_utc_from_micros,
     iso_utc_from_zoned_text,
     json_value_text,
-    logical_type_from_sql_name,
     micros_from_epoch,
     text_of,
     wall_clock_text,

@@ -18,9 +18,9 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from cdclake.formats.exact_json import JsonNumber
 from cdclake.formats.values import (
     ConversionWarning,
-    JsonNumber,
     decimal_text,
     dumps_compact,
     iso_utc_from_epoch_text,

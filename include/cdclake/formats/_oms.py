@@ -27,9 +27,9 @@ from cdclake.formats._plain_json import (
 )
 from cdclake.formats.base import JsonDecoder, key_of, row_key_text
 from cdclake.formats.canonical import Decoded, RawMessage
+from cdclake.formats.exact_json import JsonNumber
 from cdclake.formats.values import (
     ConversionWarning,
-    JsonNumber,
     base64_normalised,
     boolean_text,
     date_text,

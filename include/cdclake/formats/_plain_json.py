@@ -15,9 +15,9 @@ from typing import Any
 
 from cdclake.formats import errors
 from cdclake.formats.base import Decoder
+from cdclake.formats.exact_json import JsonNumber
 from cdclake.formats.values import (
     ConversionWarning,
-    JsonNumber,
     decimal_text,
     micros_from_epoch,
     text_of,

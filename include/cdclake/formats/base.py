@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 from cdclake.formats import errors
 from cdclake.formats.canonical import Decoded, RawMessage, new_change_row
 from cdclake.formats.errors import DecodeError
-from cdclake.formats.values import ConversionWarning, dumps_compact, loads_exact
+from cdclake.formats.exact_json import loads_exact
+from cdclake.formats.values import ConversionWarning, dumps_compact
 
 MAX_VALUE_BYTES_DEFAULT = 16 * 1024 * 1024
 
@@ -294,7 +295,7 @@ def kind_of(value: Any) -> str:
 
 
 def _type_word(t: type) -> str:
-    from cdclake.formats.values import JsonNumber
+    from cdclake.formats.exact_json import JsonNumber
 
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
             JsonNumber: "a number", int: "a number", type(None): "null"}.get(t, t.__name__)

@@ -16,12 +16,7 @@ from cdclake.formats import errors
 from cdclake.formats._sequence import sortable_sequence
 from cdclake.formats.base import JsonDecoder
 from cdclake.formats.canonical import Decoded, RawMessage
-from cdclake.formats.values import (
-    boolean_text,
-    integer_text,
-    iso_utc_from_epoch_text,
-    text_of,
-)
+from cdclake.formats.values import boolean_text, integer_text, iso_utc_from_epoch_text, text_of
 
 DML_OPS = ("INSERT", "UPDATE_BEFOR", "UPDATE_AFTER", "DELETE")
 KNOWN_OPS = (*DML_OPS, "TRUNCATE", *sorted(dw.DDL_OPS), *dw.CONTROL_OPS)

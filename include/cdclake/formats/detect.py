@@ -16,7 +16,7 @@ from cdclake.formats import errors
 from cdclake.formats.base import JsonDecoder, parse_json_value
 from cdclake.formats.canonical import Decoded, RawMessage
 from cdclake.formats.errors import DecodeError
-from cdclake.formats.values import leading_object
+from cdclake.formats.exact_json import leading_object
 
 
 def detectable() -> list[type[JsonDecoder]]:

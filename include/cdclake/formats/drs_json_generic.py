@@ -16,6 +16,7 @@ from cdclake.formats import errors
 from cdclake.formats._sequence import epoch_micros, epoch_micros_by_magnitude, sortable_sequence
 from cdclake.formats.base import JsonDecoder, key_of
 from cdclake.formats.canonical import Decoded, RawMessage
+from cdclake.formats.logical_types import logical_type_from_sql_name
 from cdclake.formats.values import (
     ConversionWarning,
     base64_from_hex,
@@ -26,7 +27,6 @@ from cdclake.formats.values import (
     iso_utc_from_micros,
     iso_utc_from_zoned_text,
     json_value_text,
-    logical_type_from_sql_name,
     text_of,
     wall_clock_text,
     wall_clock_to_utc_micros,

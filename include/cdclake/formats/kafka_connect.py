@@ -20,9 +20,9 @@ from cdclake.formats.base import (
 )
 from cdclake.formats.canonical import RawMessage
 from cdclake.formats.errors import FieldError
+from cdclake.formats.exact_json import JsonNumber, loads_exact
 from cdclake.formats.values import (
     ConversionWarning,
-    JsonNumber,
     base64_from_hex,
     base64_normalised,
     base64_of_bytes,
@@ -36,7 +36,6 @@ from cdclake.formats.values import (
     iso_seconds_text,
     iso_utc_from_zoned_text,
     json_value_text,
-    loads_exact,
     text_of,
     wall_clock_text,
 )

@@ -21,14 +21,9 @@ from cdclake.formats._plain_json import (
 from cdclake.formats.base import JsonDecoder, key_of, row_key_text
 from cdclake.formats.canonical import Decoded, RawMessage
 from cdclake.formats.errors import DecodeError
-from cdclake.formats.values import (
-    ConversionWarning,
-    JsonNumber,
-    concatenated_objects,
-    loads_exact,
-    logical_type_from_sql_name,
-    micros_from_epoch,
-)
+from cdclake.formats.exact_json import JsonNumber, concatenated_objects, loads_exact
+from cdclake.formats.logical_types import logical_type_from_sql_name
+from cdclake.formats.values import ConversionWarning, micros_from_epoch
 
 ROW_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE",
              "bootstrap-insert": "SNAPSHOT"}

@@ -21,6 +21,7 @@ from cdclake.formats._plain_json import (
 from cdclake.formats.base import JsonDecoder, key_of, key_of_any_case
 from cdclake.formats.canonical import Decoded, RawMessage
 from cdclake.formats.errors import DecodeError
+from cdclake.formats.exact_json import ConcatenatedJsonError, split_concatenated_objects
 from cdclake.formats.kafka_connect import (
     SCHEMA_READ_ERRORS,
     column_text,
@@ -29,7 +30,6 @@ from cdclake.formats.kafka_connect import (
     unwrap,
     value_specs,
 )
-from cdclake.formats.values import ConcatenatedJsonError, split_concatenated_objects
 
 OPS = {"I": "INSERT", "INSERT": "INSERT", "U": "UPDATE", "UPDATE": "UPDATE", "PK": "UPDATE",
        "D": "DELETE", "DELETE": "DELETE", "T": "TRUNCATE", "TRUNCATE": "TRUNCATE"}

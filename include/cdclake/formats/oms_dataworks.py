@@ -20,16 +20,16 @@ from cdclake.formats._oms import bit_text, bit_width
 from cdclake.formats._sequence import sortable_sequence
 from cdclake.formats.base import JsonDecoder
 from cdclake.formats.canonical import Decoded, RawMessage
+from cdclake.formats.exact_json import JsonNumber
+from cdclake.formats.logical_types import logical_type_from_sql_name
 from cdclake.formats.values import (
     ConversionWarning,
-    JsonNumber,
     boolean_text,
     date_text,
     decimal_column_text,
     integer_text,
     iso_seconds_text,
     iso_utc_from_epoch_text,
-    logical_type_from_sql_name,
     text_of,
     wall_clock_text,
 )

@@ -1,4 +1,6 @@
-"""Canonical text for column values, shared by every format.
+"""Canonical text for column values, shared by every format (JSON is read by
+:mod:`cdclake.formats.exact_json`; SQL type names map to logical types in
+:mod:`cdclake.formats.logical_types`).
 
 Rules (ARCHITECTURE.md, "Canonical text"): integers and decimals keep every digit; binary is
 base64; instants are ISO-8601 UTC with their full fraction; wall-clock values keep their fraction
@@ -17,83 +19,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-
-class JsonNumber(str):
-    """A JSON number kept as its exact source text (never through float)."""
-
-
-# One decoder for every call: ``json.loads`` with hooks builds a new JSONDecoder (and scanner)
-# per call, which costs as much as parsing a small message.
-_EXACT_DECODER = json.JSONDecoder(parse_int=JsonNumber, parse_float=JsonNumber,
-                                  parse_constant=JsonNumber)
-
-
-def loads_exact(text: str | bytes) -> Any:
-    """``json.loads`` that keeps every number as its exact text (:class:`JsonNumber`)."""
-    if not isinstance(text, str):
-        return json.loads(text, parse_int=JsonNumber, parse_float=JsonNumber,
-                          parse_constant=JsonNumber)
-    if text.startswith("\ufeff"):  # what json.loads says (a BOM is not JSON)
-        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _EXACT_DECODER.decode(text)
-
-
-class ConcatenatedJsonError(ValueError):
-    """Document ``index`` (0-based) of back-to-back JSON documents is not a JSON object."""
-
-    def __init__(self, index: int, detail: str) -> None:
-        super().__init__(f"document {index}: {detail}")
-        self.index = index
-        self.detail = detail
-
-
-def split_concatenated_objects(text: str) -> list[dict[str, Any]]:
-    """The JSON objects written back to back in ``text`` (no separator, or whitespace between
-    them), with exact numbers; :class:`ConcatenatedJsonError` names the first one that is not a
-    JSON object (anything else between the documents included)."""
-    documents: list[dict[str, Any]] = []
-    position, end = 0, len(text)
-    while True:
-        while position < end and text[position] in " \t\r\n":
-            position += 1
-        if position == end:
-            return documents
-        try:
-            document, position = _EXACT_DECODER.raw_decode(text, position)
-        except ValueError as exc:
-            raise ConcatenatedJsonError(len(documents), str(exc)) from None
-        if not isinstance(document, dict):
-            raise ConcatenatedJsonError(len(documents), "not a JSON object")
-        documents.append(document)
-
-
-def leading_object(value: bytes | None) -> dict[str, Any] | None:
-    """The first JSON object of a value that holds more text after it (documents written back to
-    back, the later ones valid or not), or None."""
-    try:
-        text = (value or b"").decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    start = len(text) - len(text.lstrip(" \t\r\n"))
-    try:
-        document, end = _EXACT_DECODER.raw_decode(text, start)
-    except ValueError:
-        return None
-    return document if isinstance(document, dict) and text[end:].strip() else None
-
-
-def concatenated_objects(value: bytes | None) -> list[dict[str, Any]] | None:
-    """The JSON objects of a value holding two or more of them written back to back, or None when
-    the value is not such a sequence (not UTF-8, one document, or any document not an object).
-
-    Who writes such values: TiCDC's Maxwell batches (``maxwell_json``) and GoldenGate's Kafka
-    handler in transaction mode (``ogg_json``)."""
-    try:
-        documents = split_concatenated_objects((value or b"").decode("utf-8"))
-    except (UnicodeDecodeError, ConcatenatedJsonError):
-        return None
-    return documents if len(documents) > 1 else None
-
+from cdclake.formats.exact_json import JsonNumber
 
 # What ``json.dumps(text, ensure_ascii=False)`` does for a str, without building an encoder.
 _json_text = json.encoder.encode_basestring
@@ -528,87 +454,6 @@ def iso_utc_from_zoned_text(text: str) -> str:
     if match[3] and match[3].rstrip("0"):
         out += "." + match[3].rstrip("0")
     return out + "Z"
-
-
-# ---------------------------------------------------------------- java.sql.Types
-
-JAVA_SQL_TYPES: dict[int, str] = {
-    -7: "BOOLEAN",      # BIT
-    -6: "LONG",         # TINYINT
-    5: "LONG",          # SMALLINT
-    4: "LONG",          # INTEGER
-    -5: "LONG",         # BIGINT
-    6: "DOUBLE",        # FLOAT
-    7: "DOUBLE",        # REAL
-    8: "DOUBLE",        # DOUBLE
-    2: "DECIMAL",       # NUMERIC
-    3: "DECIMAL",       # DECIMAL
-    1: "STRING",        # CHAR
-    12: "STRING",       # VARCHAR
-    -1: "STRING",       # LONGVARCHAR
-    -15: "STRING",      # NCHAR
-    -9: "STRING",       # NVARCHAR
-    -16: "STRING",      # LONGNVARCHAR
-    2005: "STRING",     # CLOB
-    2011: "STRING",     # NCLOB
-    91: "DATE",
-    92: "TIME",
-    93: "TIMESTAMP_NTZ",
-    2013: "TIME",       # TIME_WITH_TIMEZONE
-    2014: "TIMESTAMP",  # TIMESTAMP_WITH_TIMEZONE
-    -2: "BINARY",       # BINARY
-    -3: "BINARY",       # VARBINARY
-    -4: "BINARY",       # LONGVARBINARY
-    2004: "BINARY",     # BLOB
-    16: "BOOLEAN",
-    1111: "STRING",     # OTHER
-    0: "STRING",        # NULL
-}
-
-
-_MYSQL_TYPE = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9 _]*?)\s*(?:\((\d+)\s*(?:,\s*(\d+))?\))?\s*"
-                         r"(unsigned|signed)?\s*(zerofill)?\s*$", re.IGNORECASE)
-
-
-@lru_cache(maxsize=4096)
-def logical_type_from_sql_name(type_name: str) -> str:
-    """Logical type from a SQL type name such as ``bigint(20) unsigned``, ``decimal(10,2)``,
-    ``varchar(22)``, ``timestamp(3)``, ``int4``, ``numeric``, ``bytea``."""
-    raw = (type_name or "").strip()
-    match = _MYSQL_TYPE.match(raw)
-    base = (match[1] if match else raw.split("(")[0]).strip().lower()
-    precision = match[2] if match else None
-    scale = match[3] if match else None
-    unsigned = bool(match and match[4] and match[4].lower() == "unsigned")
-    if base in ("tinyint", "smallint", "mediumint", "int", "integer", "int2", "int4", "int8",
-                "smallserial", "serial", "bigserial", "year", "number_int"):
-        return "LONG"
-    if base == "bigint":
-        return "DECIMAL(20,0)" if unsigned else "LONG"
-    if base in ("decimal", "numeric", "number", "dec", "fixed", "money", "smallmoney"):
-        if precision:
-            return f"DECIMAL({precision},{scale or 0})"
-        return "DECIMAL"
-    if base in ("float", "double", "real", "float4", "float8", "double precision",
-                "binary_float", "binary_double"):
-        return "DOUBLE"
-    if base in ("bool", "boolean", "bit") and (base != "bit" or precision in (None, "1")):
-        return "BOOLEAN"
-    if base == "date":
-        return "DATE"
-    if base in ("time", "timetz", "time with time zone", "time without time zone"):
-        return "TIME"
-    if base in ("timestamp", "timestamptz", "timestamp with time zone",
-                "timestamp with local time zone", "datetimeoffset"):
-        return "TIMESTAMP"  # MySQL TIMESTAMP and PostgreSQL timestamptz are instants
-    if base in ("datetime", "datetime2", "smalldatetime", "timestamp without time zone"):
-        return "TIMESTAMP_NTZ"
-    if base in ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob", "bytea",
-                "raw", "long raw", "image", "bit varying", "varbit") or base == "bit":
-        return "BINARY"
-    if base in ("json", "jsonb"):
-        return "JSON"
-    return "STRING"
 
 
 _DATE_ONLY = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:[ T]00:00(?::00(?:\.0+)?)?)?\s*")

@@ -34,12 +34,9 @@ from cdclake.formats.debezium.source import (
     _ticdc_sequence,
     _transaction_id,
 )
+from cdclake.formats.exact_json import loads_exact
 from cdclake.formats.kafka_connect import column_text, connect_logical_type, unwrap
-from cdclake.formats.values import (
-    ConversionWarning,
-    loads_exact,
-    micros_from_epoch,
-)
+from cdclake.formats.values import ConversionWarning, micros_from_epoch
 
 # Branch names of Avro's JSON encoding of a union ({"long": 1}): a record printed that way is no
 # Debezium JSON (kafka-avro-console-consumer output pasted as a message).

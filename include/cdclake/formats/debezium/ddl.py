@@ -10,12 +10,9 @@ from cdclake.formats.canonical import RawMessage
 from cdclake.formats.debezium.base import DebeziumDecoderBase
 from cdclake.formats.debezium.source import _database, _id_parts, _table_changes, _text
 from cdclake.formats.errors import FieldError
+from cdclake.formats.exact_json import loads_exact
 from cdclake.formats.kafka_connect import is_integer_text, value_words
-from cdclake.formats.values import (
-    JAVA_SQL_TYPES,
-    loads_exact,
-    logical_type_from_sql_name,
-)
+from cdclake.formats.logical_types import JAVA_SQL_TYPES, logical_type_from_sql_name
 
 
 def _ddl_column_types(columns: Any, path: str) -> dict[str, str]:

@@ -16,12 +16,9 @@ from cdclake.formats._mongo_shell import (
 from cdclake.formats.canonical import RawMessage
 from cdclake.formats.debezium.base import DebeziumDecoderBase
 from cdclake.formats.debezium.source import _text
+from cdclake.formats.exact_json import JsonNumber, loads_exact
 from cdclake.formats.kafka_connect import unwrap
-from cdclake.formats.values import (
-    JsonNumber,
-    dumps_compact,
-    loads_exact,
-)
+from cdclake.formats.values import dumps_compact
 
 _MONGO_KEY = ("_id",)
 

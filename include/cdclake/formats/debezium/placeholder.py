@@ -10,10 +10,8 @@ from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
-from cdclake.formats.values import (
-    JsonNumber,
-    dumps_compact,
-)
+from cdclake.formats.exact_json import JsonNumber
+from cdclake.formats.values import dumps_compact
 
 # Postgres TOAST / Oracle LOB columns whose value Debezium did not capture: the connector's
 # ``unavailable.value.placeholder`` (a topic's ``unavailable_value_placeholder`` when set).

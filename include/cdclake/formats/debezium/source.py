@@ -8,9 +8,7 @@ from typing import Any
 
 from cdclake.formats.canonical import RawMessage
 from cdclake.formats.debezium.cells import _SCYLLA
-from cdclake.formats.values import (
-    integer_digits,
-)
+from cdclake.formats.values import integer_digits
 
 OPS = {"c": "INSERT", "i": "INSERT", "u": "UPDATE", "d": "DELETE", "r": "SNAPSHOT",
        "t": "TRUNCATE", "a": "DDL"}

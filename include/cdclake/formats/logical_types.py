@@ -1,4 +1,5 @@
-"""Logical column types (``column_types`` of the change row) -> Spark/Iceberg types and casts.
+"""Logical column types (``column_types`` of the change row): from vendors' SQL type names and
+``java.sql.Types`` codes, and to Spark/Iceberg types and casts.
 
 Mapping (the type of a column is a function of its declared types, never of processing order):
 
@@ -28,6 +29,7 @@ The join is commutative, so the final type does not depend on the order hours ar
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import overload
 
 _DECIMAL = re.compile(r"^\s*DECIMAL\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*$", re.IGNORECASE)
@@ -105,3 +107,81 @@ def cast_text(text_expr: str, sql_type: str) -> str:
         return f"try_to_binary({text_expr}, 'base64')"
     return f"try_cast({text_expr} AS {sql_type})"
 
+
+JAVA_SQL_TYPES: dict[int, str] = {
+    -7: "BOOLEAN",      # BIT
+    -6: "LONG",         # TINYINT
+    5: "LONG",          # SMALLINT
+    4: "LONG",          # INTEGER
+    -5: "LONG",         # BIGINT
+    6: "DOUBLE",        # FLOAT
+    7: "DOUBLE",        # REAL
+    8: "DOUBLE",        # DOUBLE
+    2: "DECIMAL",       # NUMERIC
+    3: "DECIMAL",       # DECIMAL
+    1: "STRING",        # CHAR
+    12: "STRING",       # VARCHAR
+    -1: "STRING",       # LONGVARCHAR
+    -15: "STRING",      # NCHAR
+    -9: "STRING",       # NVARCHAR
+    -16: "STRING",      # LONGNVARCHAR
+    2005: "STRING",     # CLOB
+    2011: "STRING",     # NCLOB
+    91: "DATE",
+    92: "TIME",
+    93: "TIMESTAMP_NTZ",
+    2013: "TIME",       # TIME_WITH_TIMEZONE
+    2014: "TIMESTAMP",  # TIMESTAMP_WITH_TIMEZONE
+    -2: "BINARY",       # BINARY
+    -3: "BINARY",       # VARBINARY
+    -4: "BINARY",       # LONGVARBINARY
+    2004: "BINARY",     # BLOB
+    16: "BOOLEAN",
+    1111: "STRING",     # OTHER
+    0: "STRING",        # NULL
+}
+
+
+_MYSQL_TYPE = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9 _]*?)\s*(?:\((\d+)\s*(?:,\s*(\d+))?\))?\s*"
+                         r"(unsigned|signed)?\s*(zerofill)?\s*$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def logical_type_from_sql_name(type_name: str) -> str:
+    """Logical type from a SQL type name such as ``bigint(20) unsigned``, ``decimal(10,2)``,
+    ``varchar(22)``, ``timestamp(3)``, ``int4``, ``numeric``, ``bytea``."""
+    raw = (type_name or "").strip()
+    match = _MYSQL_TYPE.match(raw)
+    base = (match[1] if match else raw.split("(")[0]).strip().lower()
+    precision = match[2] if match else None
+    scale = match[3] if match else None
+    unsigned = bool(match and match[4] and match[4].lower() == "unsigned")
+    if base in ("tinyint", "smallint", "mediumint", "int", "integer", "int2", "int4", "int8",
+                "smallserial", "serial", "bigserial", "year", "number_int"):
+        return "LONG"
+    if base == "bigint":
+        return "DECIMAL(20,0)" if unsigned else "LONG"
+    if base in ("decimal", "numeric", "number", "dec", "fixed", "money", "smallmoney"):
+        if precision:
+            return f"DECIMAL({precision},{scale or 0})"
+        return "DECIMAL"
+    if base in ("float", "double", "real", "float4", "float8", "double precision",
+                "binary_float", "binary_double"):
+        return "DOUBLE"
+    if base in ("bool", "boolean", "bit") and (base != "bit" or precision in (None, "1")):
+        return "BOOLEAN"
+    if base == "date":
+        return "DATE"
+    if base in ("time", "timetz", "time with time zone", "time without time zone"):
+        return "TIME"
+    if base in ("timestamp", "timestamptz", "timestamp with time zone",
+                "timestamp with local time zone", "datetimeoffset"):
+        return "TIMESTAMP"  # MySQL TIMESTAMP and PostgreSQL timestamptz are instants
+    if base in ("datetime", "datetime2", "smalldatetime", "timestamp without time zone"):
+        return "TIMESTAMP_NTZ"
+    if base in ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob", "bytea",
+                "raw", "long raw", "image", "bit varying", "varbit") or base == "bit":
+        return "BINARY"
+    if base in ("json", "jsonb"):
+        return "JSON"
+    return "STRING"
