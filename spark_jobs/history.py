@@ -6,8 +6,8 @@ change that made it to the next change of the key: its data columns, ``_cdc_vali
 ``_cdc_ended_by`` (the op that ended it: ``UPDATE``, a key-moving ``UPDATE``, ``DELETE`` or
 ``TRUNCATE``), the op that made it and its lineage (order key, Kafka topic, partition, offset,
 run id). The versions of a key come from all its changes in the changelog, in compaction's total
-order (``compact.order_key``, duplicates once), so out-of-order and re-run hours give the same
-history; a TRUNCATE ends every version open at its order key.
+order (``spark_jobs.compaction.events.order_key``, duplicates once), so out-of-order and re-run
+hours give the same history; a TRUNCATE ends every version open at its order key.
 
 Compaction maintains it hourly, on the hour's audit branch like the current table: the keys the
 hour touched are rebuilt from the changelog (every key when the hour holds a TRUNCATE). The
@@ -29,6 +29,18 @@ from pyspark.sql import functions as F
 from cdclake.exceptions import CdclakeError
 from cdclake.formats.logical_types import cast_text
 from spark_jobs import compact
+from spark_jobs.compaction.ddl import declared_columns
+from spark_jobs.compaction.events import change_events
+from spark_jobs.compaction.fold import events_by_key, in_order
+from spark_jobs.compaction.layout import KEYLESS_PROPERTY, SOURCE_PROPERTY, TABLE_PROPERTIES, TOPIC_PROPERTY
+from spark_jobs.compaction.schema import (
+    change_column_type,
+    finish_widening,
+    table_exists,
+    table_properties,
+    table_schema,
+    table_spellings,
+)
 from spark_jobs.identifiers import (
     HISTORY_NAMESPACE,
     SOURCE_SCHEMA_SQL,
@@ -74,7 +86,7 @@ def versions_of_key(events: Iterable[dict[str, Any]],
     versions: list[dict[str, Any]] = []
     values: dict[str, Any] | None = None  # the key's row; None while it does not exist
     current: dict[str, Any] | None = None
-    for ev in compact.in_order([*events, *truncates]):
+    for ev in in_order([*events, *truncates]):
         if current is not None:
             versions.append({**current, "valid_to_us": ev["event_us"], "is_current": False,
                              "ended_by": ev["op"]})
@@ -97,7 +109,7 @@ def versions_of_key(events: Iterable[dict[str, Any]],
 def _versions_partitions(truncates: list[dict[str, Any]]) -> Any:
     def run(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         out: list[dict[str, Any]] = []
-        for records in compact.events_by_key(frames).values():
+        for records in events_by_key(frames).values():
             out.extend(versions_of_key(records, truncates))
             if len(out) >= 10_000:
                 yield pd.DataFrame(out, columns=_VERSION_COLUMNS)
@@ -113,7 +125,7 @@ def _literal(text: str) -> str:
 
 def versions(events: DataFrame, keys: DataFrame | None) -> DataFrame:
     """Version rows (:data:`VERSION_SCHEMA`) of ``keys`` (every key when None) from a table's
-    events (``compact.change_events`` of its whole changelog)."""
+    events (``change_events`` of its whole changelog)."""
     truncates = [r.asDict() for r in events.where(F.col("kind") == "TRUNCATE").collect()]
     keyed = events.where(F.col("key").isNotNull() & F.col("kind").isin(*KEY_KINDS))
     if keys is not None:
@@ -140,19 +152,19 @@ def typed_versions(rows: DataFrame, columns: Mapping[str, str]) -> DataFrame:
 def ensure_table(spark: SparkSession, name: str, columns: Mapping[str, str], source: str,
                  buckets: int) -> None:
     """Create the history table, or give it the current table's new columns and wider types."""
-    if not compact.table_exists(spark, name):
+    if not table_exists(spark, name):
         catalog = spark.conf.get("spark.sql.defaultCatalog")
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.{HISTORY_NAMESPACE}")
         data = [f"{quote(n)} {t}" for n, t in sorted(columns.items())]
         meta = [f"{quote(n)} {t}" for n, t in META_COLUMNS]
         spark.sql(f"CREATE TABLE IF NOT EXISTS {quote_table(name)} ({', '.join(data + meta)}) USING iceberg "
-                  f"PARTITIONED BY (bucket({buckets}, _cdc_key)) TBLPROPERTIES ({compact.TABLE_PROPERTIES}, "
-                  f"'{compact.SOURCE_PROPERTY}'={_literal(source)})")
+                  f"PARTITIONED BY (bucket({buckets}, _cdc_key)) TBLPROPERTIES ({TABLE_PROPERTIES}, "
+                  f"'{SOURCE_PROPERTY}'={_literal(source)})")
         return
-    existing = compact.finish_widening(spark, name, compact.table_schema(spark, name))
+    existing = finish_widening(spark, name, table_schema(spark, name))
     for column, sql_type in sorted(columns.items()):
         if column in existing and existing[column] != sql_type:
-            compact.change_column_type(spark, name, column, existing[column], sql_type)
+            change_column_type(spark, name, column, existing[column], sql_type)
     added = {n: t for n, t in sorted(columns.items()) if n not in existing}
     if added:
         spark.sql(f"ALTER TABLE {quote_table(name)} ADD COLUMNS "
@@ -165,7 +177,7 @@ def update(spark: SparkSession, table: str, source: str, changes: DataFrame, key
     ``changes``, the source table's whole changelog, through the session's audit branch."""
     name = history_table_name(table)
     ensure_table(spark, name, columns, source, buckets)
-    rows = typed_versions(versions(compact.change_events(changes), keys), columns)
+    rows = typed_versions(versions(change_events(changes), keys), columns)
     if keys is None:
         rows.writeTo(name).overwrite(F.lit(True))
         return
@@ -202,20 +214,20 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
     """Rebuild the history of current table ``name``; returns its number of versions."""
     ensure_tables(spark)
     table = current_of(name)
-    if not compact.table_exists(spark, table):
+    if not table_exists(spark, table):
         raise HistoryError(f"{table} does not exist (cdclake tables lists the tables)")
-    properties = compact.table_properties(spark, table)
-    if properties.get(compact.KEYLESS_PROPERTY) == "true":
+    properties = table_properties(spark, table)
+    if properties.get(KEYLESS_PROPERTY) == "true":
         raise HistoryError(f"{table} is keyless: its rows have no identity to keep a history of")
     catalog = str(spark.conf.get("spark.sql.defaultCatalog"))
-    existing = [t for t in (table, history_table_name(table)) if compact.table_exists(spark, t)]
+    existing = [t for t in (table, history_table_name(table)) if table_exists(spark, t)]
     held = audit_branches(spark, catalog, existing)
     if held:
         branches = sorted({b for names in held.values() for b in names})
         raise HistoryError(f"an hour is in flight on {', '.join(sorted(held))} (branches "
                            f"{', '.join(branches)}); rebuild once it publishes")
     options = compact.options_from_config(config)
-    topic = properties.get(compact.TOPIC_PROPERTY)
+    topic = properties.get(TOPIC_PROPERTY)
     changes = compact.table_space(spark.table(CHANGELOG), options.table_prefixes)
     if topic is not None:
         changes = changes.where(F.col("kafka_topic") == F.lit(topic))
@@ -227,11 +239,11 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
         raise HistoryError(f"cdc.changelog holds no change of {table}'s source table")
     [source_table] = matching
     mine = compact.table_changes(spark, CHANGELOG, options, source_table, topic, None)
-    declared = compact.declared_columns(mine).get(source_table, {})
-    spellings = compact.table_spellings(spark, table, mine, declared)
+    declared = declared_columns(mine).get(source_table, {})
+    spellings = table_spellings(spark, table, mine, declared)
     if spellings:
         mine = compact.table_changes(spark, CHANGELOG, options, source_table, topic, spellings)
-    columns = {n: t for n, t in compact.table_schema(spark, table).items() if not n.startswith("_cdc_")}
-    source = properties.get(compact.SOURCE_PROPERTY) or table
+    columns = {n: t for n, t in table_schema(spark, table).items() if not n.startswith("_cdc_")}
+    source = properties.get(SOURCE_PROPERTY) or table
     update(spark, table, source, mine, None, columns, options.buckets)
     return spark.table(history_table_name(table)).count()

@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     from cdclake.config import load_config
     from cdclake.spark_server import ensure_running
     from cdclake.spark_server import stop as stop_server
-    from spark_jobs.compact import CompactionOptions, compact_hour, ensure_current_tables, evolve_schema
+    from spark_jobs.compact import compact_hour
+    from spark_jobs.compaction.layout import CompactionOptions
+    from spark_jobs.compaction.schema import ensure_current_tables, evolve_schema
     from spark_jobs.session import connect
     from spark_jobs.tables import CHANGELOG, ensure_tables
 

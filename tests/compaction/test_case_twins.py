@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.compact import CASE_FOLDED_PROPERTY, META_COLUMNS, case_spellings
+from spark_jobs.compaction.case import case_spellings
+from spark_jobs.compaction.layout import CASE_FOLDED_PROPERTY, META_COLUMNS
 from tests.compaction.changes import BASE, Changes
 from tests.compaction.test_real_messages import compact, decoded
 

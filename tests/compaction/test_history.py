@@ -74,7 +74,8 @@ def _current_equals_history(spark: Any, database: str) -> None:
 
 
 def _compact(spark: Any, n: int) -> None:
-    from spark_jobs.compact import CompactionOptions, compact_hour
+    from spark_jobs.compact import compact_hour
+    from spark_jobs.compaction.layout import CompactionOptions
 
     options = CompactionOptions(history={"cdc.test": ("orders",)})
     assert compact_hour(spark, hour(N + n), f"compact__{n}", options).failures == []
@@ -131,7 +132,7 @@ def test_history_in_any_hour_order_and_re_runs_then_the_gate_and_a_rebuild(spark
 
 
 def test_versions_of_one_key_count_a_redelivery_once_and_a_partial_image_onto_nothing_is_the_row() -> None:
-    from spark_jobs.compact import order_key
+    from spark_jobs.compaction.events import order_key
     from spark_jobs.history import versions_of_key
 
     def event(offset: int, op: str, kind: str, image: str | None, minute: int) -> dict[str, Any]:

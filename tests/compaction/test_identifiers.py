@@ -61,7 +61,7 @@ def test_a_spark_error_in_one_table_fails_that_table_only(spark) -> None:
 
 def test_one_table_from_two_topics_is_refused_until_a_prefix_keeps_them_apart(spark) -> None:
     from spark_jobs import held_tables
-    from spark_jobs.compact import CompactionOptions
+    from spark_jobs.compaction.layout import CompactionOptions
 
     types = {"id": "LONG", "v": "STRING"}
     home = Changes("multi", "orders", keys=["id"], types=types, topic="cdc.home")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cdclake.formats.logical_types import IncompatibleTypeChange, spark_type, widen
-from spark_jobs.compact import ddl_added_columns, fold_key, order_key
+from spark_jobs.compaction.ddl import ddl_added_columns
+from spark_jobs.compaction.events import order_key
+from spark_jobs.compaction.fold import fold_key
 from spark_jobs.identifiers import current_table_name, find_collisions, quote_table, source_label
 
 

@@ -72,7 +72,8 @@ def _rows(*docs: dict) -> list[dict]:
 def test_minimal_row_image_update_is_partial_and_keeps_the_other_columns() -> None:
     # zendesk/maxwell src/test/resources/sql/json/test_minimal (binlog_row_image=minimal):
     # "update test_table set a='avalue3' where id = 2" -> data {"id": 2, "a": "avalue3"}, no "b".
-    from spark_jobs.compact import events_of_change, fold_key
+    from spark_jobs.compaction.events import events_of_change
+    from spark_jobs.compaction.fold import fold_key
 
     head = {"database": "test", "table": "test_table", "ts": 1700000000, "primary_key_columns": ["id"]}
     insert, update = _rows(

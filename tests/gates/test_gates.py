@@ -59,7 +59,7 @@ def _gate_results(spark, hour: dt.datetime) -> list[tuple]:
 
 
 def _make_items_table(spark, table: str = ITEMS) -> None:
-    from spark_jobs.compact import META_COLUMNS
+    from spark_jobs.compaction.layout import META_COLUMNS
 
     meta = ", ".join(f"{name} {sql_type}" for name, sql_type in META_COLUMNS)
     spark.sql(f"CREATE TABLE IF NOT EXISTS {table} (id string, name string, {meta}) USING iceberg")
