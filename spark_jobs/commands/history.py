@@ -18,7 +18,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _rebuild(args: argparse.Namespace) -> int:
-    # pyspark and the job: imported when the command runs (see spark_jobs.commands)
+    # pyspark and the Spark code: imported when the command runs (see spark_jobs.commands)
     from spark_jobs.history import current_of, rebuild
     from spark_jobs.identifiers import history_table_name
     from spark_jobs.session import connect

@@ -26,7 +26,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _land(args: argparse.Namespace) -> int:
-    # pyspark and the job: imported when the command runs (see spark_jobs.commands)
+    # pyspark and the Spark code: imported when the command runs (see spark_jobs.commands)
     from spark_jobs.land import run, summary_dict
     from spark_jobs.session import connect
 

@@ -26,7 +26,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    # pyspark, GX and the job: imported when the command runs (see spark_jobs.commands)
+    # pyspark, GX and the Spark code: imported when the command runs (see spark_jobs.commands)
     from spark_jobs.gates import run_gate
     from spark_jobs.session import connect
 
