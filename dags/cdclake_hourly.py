@@ -61,7 +61,9 @@ GATE_ARGS = gate_args(pool=LAKEHOUSE_WRITES_POOL)
     default_args=DEFAULT_ARGS,
     doc_md=__doc__,
     tags=["cdclake", "cdc", "iceberg", "hourly"],
-    params={"topics": Param([], type="array", description="only these topics (empty: all configured)"),
+    # "null" in a type makes the field optional in the UI's trigger and backfill forms.
+    params={"topics": Param([], type=["null", "array"], items={"type": "string"},
+                            description="only these topics (empty: all configured)"),
             "reland": Param(False, type="boolean",
                             description="read a landed hour's recorded offsets from Kafka again instead "
                                         "of keeping its raw copy (refused if Kafka holds fewer messages)")},

@@ -54,7 +54,7 @@ def _rows_and_bytes(table: Any) -> tuple[int, int]:
     return sum(int(task.file.record_count) for task in tasks), size
 
 
-def _described(table: Any, name: str, published: dict[str, dt.datetime],
+def describe_table(table: Any, name: str, published: dict[str, dt.datetime],
                formats: dict[str, str]) -> tuple[Any, ...]:
     """One table's row of :data:`COLUMNS`."""
     snapshot = table.current_snapshot()
@@ -75,7 +75,7 @@ def table_rows(config: Any) -> list[tuple[Any, ...]]:
     catalog = open_catalog(config)
     published = last_published(catalog)
     formats = {t.name: t.format for t in config.topics}
-    return [_described(catalog.load_table(identifier), _short(".".join(identifier)), published, formats)
+    return [describe_table(catalog.load_table(identifier), _short(".".join(identifier)), published, formats)
             for namespace in sorted(catalog.list_namespaces())
             for identifier in sorted(catalog.list_tables(namespace))]
 

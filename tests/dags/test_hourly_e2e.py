@@ -17,154 +17,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import stat
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.dags.conftest import HOURS, pipeline_environment, snapshot
+
 pytestmark = pytest.mark.slow
-
-TOPICS = ["demo.drs", "demo.dataworks", "demo.canal"]
-HOURS = [dt.datetime(2025, 2, 3, 7), dt.datetime(2025, 2, 3, 8), dt.datetime(2025, 2, 3, 9)]
-LINEAGE = ("_cdc_run_id", "run_id", "quarantined_at", "validated_at")
-
-
-def _snapshot(config) -> dict[str, list[tuple]]:
-    """Every published table's rows (lineage run ids left out), sorted."""
-    from cdclake.catalog import open_catalog
-    from cdclake.query import run_query
-
-    catalog = open_catalog(config)
-    names = [f"current.{t}" for _ns, t in catalog.list_tables("current")]
-    names += ["cdc.changelog", "cdc.quarantine"]
-    out = {}
-    for name in sorted(names):
-        columns, rows = run_query(config, f"SELECT * FROM {name}")
-        keep = [i for i, c in enumerate(columns) if c not in LINEAGE]
-        out[name] = sorted(tuple(repr(r[i]) for i in keep) for r in rows)
-    return out
-
-
-@contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-@pytest.fixture(scope="module")
-def config_file(kafka_bootstrap, spark_server, state_home) -> Iterator[Path]:
-    """The topics of this test (used by every process of both pipelines), and their traffic."""
-    from cdclake import demo
-
-    path = state_home / "e2e-pipeline.yml"
-    path.write_text(demo.demo_config(int(kafka_bootstrap.rsplit(":", 1)[1]), TOPICS))
-    demo.produce(kafka_bootstrap, demo.workload(HOURS, TOPICS))
-    with _environment(CDCLAKE_CONFIG=str(path)):
-        yield path
-
-
-@pytest.fixture(scope="module")
-def pipeline(config_file, state_home, kafka_sasl_settings):
-    """Run the three hours through Airflow with `cdclake run` (`airflow dags test` per hour)."""
-    from cdclake.config import load_config
-    from cdclake.run_cli import run_range
-
-    with _environment(CDCLAKE_HOME=str(state_home / "e2e-run")):
-        config = load_config()
-    # Kafka through an Airflow connection that logs in with a password (SASL/PLAIN).
-    connection = json.dumps({"conn_type": "kafka", "extra": kafka_sasl_settings})
-    with _environment(AIRFLOW_CONN_KAFKA_DEFAULT=connection):
-        run_range(config, HOURS[0], HOURS[-1] + dt.timedelta(hours=1))
-    return config
-
-
-@dataclass
-class Backfill:
-    config: object  # PipelineConfig
-    ui: dict[str, object]  # what the running UI answered (ui_probe)
-
-
-def _http(method: str, url: str, body: dict[str, str] | None = None,
-          token: str | None = None) -> tuple[int, bytes]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
-    if body is not None:
-        request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-
-
-def _listening_addresses(port: int) -> set[str]:
-    """Local addresses (hex, as /proc/net shows them) of the sockets listening on ``port``."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
-            address, hex_port = local.rsplit(":", 1)
-            if state == "0A" and int(hex_port, 16) == port:
-                found.add(address)
-    return found
-
-
-def ui_probe(config, port: int) -> dict[str, object]:
-    """The running UI as an outsider and as the admin sees it."""
-    from cdclake.airflow_env import admin_password
-
-    base = f"http://127.0.0.1:{port}"
-    password = admin_password(config)
-    status, body = _http("POST", f"{base}/auth/token", {"username": "admin", "password": password})
-    token = json.loads(body)["access_token"] if status == 201 else None
-    return {
-        "anonymous_api": _http("GET", f"{base}/api/v2/dags")[0],
-        "anonymous_token": _http("GET", f"{base}/auth/token")[0],  # the all-admins door
-        "wrong_password": _http("POST", f"{base}/auth/token", {"username": "admin", "password": "x" * 12})[0],
-        "login": status,
-        "api_with_login": _http("GET", f"{base}/api/v2/dags", token=token)[0],
-        "listening": _listening_addresses(port),
-        "password": password,
-    }
-
-
-@pytest.fixture(scope="module")
-def backfilled(config_file, state_home) -> Backfill:
-    """The same hours backfilled on a real scheduler, into a state folder of their own; its UI
-    is probed while it runs."""
-    from cdclake import airflow_cli, kafka_broker
-    from cdclake.config import load_config
-
-    # A start date far ahead: the unpaused DAG schedules nothing itself, only the backfill runs.
-    home = str(state_home / "e2e-backfill")
-    port = kafka_broker.free_port()
-    with _environment(CDCLAKE_HOME=home, CDCLAKE_START_DATE="2100-01-01T00:00:00Z"):
-        config = load_config()
-        airflow_cli.start(port)
-        try:
-            code = airflow_cli.backfill(config, HOURS[0], HOURS[-1] + dt.timedelta(hours=1), wait=True,
-                                        timeout_s=60 * 60)
-            ui = ui_probe(config, port)
-        finally:
-            airflow_cli.stop()
-    assert code == 0, f"backfill failed; logs under {config.home / 'airflow' / 'logs'}"
-    return Backfill(config, ui)
 
 
 def _rows(config, sql: str) -> list[tuple]:
@@ -254,12 +114,13 @@ def test_tables_lists_every_table_with_its_rows_snapshot_source_and_last_publish
     assert products["last_published_hour"] in {h.strftime("%Y-%m-%dT%H:00:00Z") for h in HOURS}
 
 
-def test_rerunning_the_middle_hour_changes_nothing(pipeline) -> None:
+def test_rerunning_the_middle_hour_changes_nothing(pipeline, config_file) -> None:
     from cdclake.run_cli import run_range
 
-    before = _snapshot(pipeline)
-    run_range(pipeline, HOURS[1], HOURS[1] + dt.timedelta(hours=1))
-    assert _snapshot(pipeline) == before
+    before = snapshot(pipeline)
+    with pipeline_environment(config_file):
+        run_range(pipeline, HOURS[1], HOURS[1] + dt.timedelta(hours=1))
+    assert snapshot(pipeline) == before
 
 
 def test_backfilling_the_hours_on_the_scheduler_gives_the_same_tables(pipeline, backfilled) -> None:
@@ -267,9 +128,9 @@ def test_backfilling_the_hours_on_the_scheduler_gives_the_same_tables(pipeline, 
 
     assert backfill_runs(backfilled.config, HOURS) == {
         h.strftime("%Y-%m-%dT%H:00:00Z"): "success" for h in HOURS}
-    expected = _snapshot(pipeline)
+    expected = snapshot(pipeline)
     assert len(expected["current.shop__products"]) == 2
-    assert _snapshot(backfilled.config) == expected
+    assert snapshot(backfilled.config) == expected
 
 
 def test_the_ui_asks_for_a_login_and_listens_on_localhost_only(backfilled) -> None:

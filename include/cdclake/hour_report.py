@@ -1,0 +1,249 @@
+"""What the lakehouse recorded for each hour and each current table, as plain data for the Airflow
+UI page (``plugins/cdclake_airflow/ui.py``).
+
+Read through pyiceberg from the tables the stages record in (``ops.offset_ledger``,
+``ops.run_stats``, ``ops.gate_results``, ``ops.hour_status``, ``cdc.held_tables``), with scans
+filtered to the hours asked for: no JVM, and the cost follows the range, not the tables' history.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from cdclake.exceptions import CdclakeError
+
+LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (
+    ("ops", "offset_ledger"), ("ops", "run_stats"), ("ops", "gate_results"), ("ops", "hour_status"),
+    ("cdc", "held_tables"))
+# The hourly DAG (run_cli.HOURLY_DAG_ID): an hour's run opens there.
+HOURLY_DAG_ID = "cdclake_hourly"
+# Normalize's counters shown per hour (ops.run_stats metrics).
+COUNTS = ("raw_messages", "change_rows", "control_messages", "quarantined_messages")
+GATE_STAGES = ("raw", "changelog", "current")
+# The current gate's outcome for a table held back by compaction (spark_jobs.gates.HELD_EXPECTATION).
+HELD_EXPECTATION = "current_table_compacted"
+# Ledger statuses that mark a hole: offsets skipped on purpose, or lost to retention.
+HOLE_STATUSES = ("skipped", "landed_with_gap")
+# Compaction's delete markers beside each current table (spark_jobs.identifiers.TOMBSTONE_SUFFIX):
+# bookkeeping, not a table analysts read.
+TOMBSTONE_SUFFIX = "__tombstones"
+DOCS_SITE = Path("gx") / "uncommitted" / "data_docs" / "local_site"
+MAX_RANGE = dt.timedelta(days=92)
+
+
+def hour_text(hour: dt.datetime) -> str:
+    return hour.strftime("%Y-%m-%dT%H:00:00Z")
+
+
+def parse_hour(text: str) -> dt.datetime:
+    """``2024-01-02T03``, ``2024-01-02T03:00``, ``...:00Z`` or ``+00:00``: the hour in UTC (naive)."""
+    value = text.strip()
+    try:
+        if len(value) == 13:  # 2024-01-02T03
+            value += ":00"
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise CdclakeError(f"not an hour: {text!r} (expected e.g. 2024-01-02T03)") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    if moment != moment.replace(minute=0, second=0, microsecond=0):
+        raise CdclakeError(f"not the start of an hour: {text!r}")
+    return moment
+
+
+def _within(start: dt.datetime, end: dt.datetime) -> str:
+    # The bounds are datetimes formatted here, never user text.
+    return (f"landed_hour >= '{start:%Y-%m-%dT%H:%M:%S}+00:00' "
+            f"AND landed_hour < '{end:%Y-%m-%dT%H:%M:%S}+00:00'")
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    """A timestamp column's value (UTC, aware) as the naive UTC the rest of cdclake uses."""
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def _scan(catalog: Any, table: tuple[str, str], row_filter: str,
+          fields: Iterable[str]) -> list[dict[str, Any]]:
+    if not catalog.table_exists(table):
+        return []
+    rows = catalog.load_table(table).scan(row_filter=row_filter, selected_fields=tuple(fields)) \
+        .to_arrow().to_pylist()
+    for row in rows:
+        for key in ("landed_hour", "since", "failed_hour"):
+            if row.get(key) is not None:
+                row[key] = _utc(row[key])
+    return rows
+
+
+def default_range(catalog: Any, now: dt.datetime | None = None) -> tuple[dt.datetime, dt.datetime]:
+    """The 30 days ending with the newest hour the ledger recorded (or the current hour)."""
+    newest = None
+    if catalog.table_exists(LEDGER):
+        hours = catalog.load_table(LEDGER).scan(selected_fields=("landed_hour",)).to_arrow()
+        newest = max(map(_utc, hours.column("landed_hour").to_pylist()), default=None)
+    if newest is None:
+        moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(tzinfo=None)
+        newest = moment.replace(minute=0, second=0, microsecond=0)
+    end = newest + dt.timedelta(hours=1)
+    return end - dt.timedelta(days=30), end
+
+
+def _gate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One stage's gate: PASSED, PASSED_HELD (only held tables failed) or FAILED, and what failed."""
+    failed = [r for r in rows if not r["success"]]
+    status = "PASSED" if not failed else (
+        "PASSED_HELD" if all(r["expectation"] == HELD_EXPECTATION for r in failed) else "FAILED")
+    return {"status": status, "run_id": rows[0]["run_id"], "expectations": len(rows),
+            "failed": [{"suite": r["suite"], "expectation": r["expectation"], "column": r["column_name"],
+                        "observed": r["observed_value"]}
+                       for r in sorted(failed, key=lambda r: (r["suite"], r["expectation"]))]}
+
+
+def hours(config: Any, start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
+    """Every hour in ``[start, end)`` that a stage recorded, newest first, with the hours missing
+    between the first and the last of them (a hole) shown as not landed."""
+    from cdclake.catalog import open_catalog
+
+    if end <= start or end - start > MAX_RANGE:
+        raise CdclakeError(f"a range of 1 hour to {MAX_RANGE.days} days, got {start} .. {end}")
+    catalog = open_catalog(config)
+    within = _within(start, end)
+    by_hour: dict[dt.datetime, dict[str, Any]] = defaultdict(lambda: {
+        "landed": [], "counts": dict.fromkeys(COUNTS, 0), "quarantine": defaultdict(int),
+        "gates": defaultdict(list), "compact": None, "publish": None, "published_tables": 0,
+        "run_ids": set()})
+    for row in _scan(catalog, LEDGER, within, ("topic", "partition", "landed_hour", "planned_start",
+                                               "planned_end", "landed_count", "first_offset",
+                                               "last_offset", "status", "message", "run_id",
+                                               "late_messages", "max_lateness_ms")):
+        entry = by_hour[row.pop("landed_hour")]
+        entry["run_ids"].add(row["run_id"])
+        entry["landed"].append(row)
+    stats = f"{within} AND stage = 'normalize'"
+    for row in _scan(catalog, RUN_STATS, stats, ("landed_hour", "metric", "reason_code", "value")):
+        entry = by_hour[row["landed_hour"]]
+        if row["metric"] in COUNTS:
+            entry["counts"][row["metric"]] += row["value"]
+        if row["metric"] == "quarantined_messages":
+            entry["quarantine"][row["reason_code"] or "UNKNOWN"] += row["value"]
+    for row in _scan(catalog, GATE_RESULTS, within, ("landed_hour", "stage", "run_id", "suite",
+                                                     "expectation", "column_name", "success",
+                                                     "observed_value")):
+        by_hour[row["landed_hour"]]["gates"][row["stage"]].append(row)
+    for row in _scan(catalog, HOUR_STATUS, within, ("landed_hour", "stage", "status", "run_id", "tables",
+                                                    "message")):
+        entry = by_hour[row["landed_hour"]]
+        entry[row["stage"]] = {"status": row["status"], "run_id": row["run_id"], "message": row["message"]}
+        if row["stage"] == "publish" and row["status"] == "PUBLISHED":
+            entry["published_tables"] = len(row["tables"] or [])
+    if by_hour:
+        hour = min(by_hour)
+        while hour < max(by_hour):  # touching each missing hour creates it, empty
+            by_hour[hour]  # noqa: B018
+            hour += dt.timedelta(hours=1)
+    return [_hour_out(hour, by_hour[hour]) for hour in sorted(by_hour, reverse=True)]
+
+
+def _hour_out(hour: dt.datetime, entry: dict[str, Any]) -> dict[str, Any]:
+    landed = sorted(entry["landed"], key=lambda r: (r["topic"], r["partition"]))
+    gates = {stage: _gate(rows) for stage, rows in sorted(entry["gates"].items())}
+    publish = entry["publish"]
+    # The run that last worked on the hour: its publish, else the newest stage's.
+    run_id = (publish or entry["compact"] or {}).get("run_id") or max(
+        [g["run_id"] for g in gates.values()] + sorted(entry["run_ids"]), default=None)
+    problems = []
+    if not landed or any(r["status"] in HOLE_STATUSES for r in landed):
+        problems.append("hole")
+    if any(g["status"] == "FAILED" for g in gates.values()):
+        problems.append("gate_failed")
+    if entry["counts"]["quarantined_messages"]:
+        problems.append("quarantine")
+    if landed and (publish or {}).get("status") != "PUBLISHED":
+        problems.append("unpublished")
+    return {
+        "hour": hour_text(hour),
+        "landed": landed,
+        "messages": sum(r["landed_count"] or 0 for r in landed),
+        "late_messages": sum(r["late_messages"] or 0 for r in landed),
+        "max_lateness_ms": max((r["max_lateness_ms"] or 0 for r in landed), default=0),
+        "counts": entry["counts"],
+        "quarantine": dict(sorted(entry["quarantine"].items())),
+        "gates": gates,
+        "compact": entry["compact"],
+        "publish": publish,
+        "published_tables": entry["published_tables"],
+        "run_id": run_id,
+        "problems": problems,
+    }
+
+
+def _schema_changes(table: Any) -> list[dict[str, Any]]:
+    """Each schema after the first: the columns it added, dropped, renamed or retyped."""
+    schemas = sorted(table.metadata.schemas, key=lambda s: s.schema_id)
+    changes = []
+    for before, after in zip(schemas, schemas[1:], strict=False):
+        old = {f.field_id: f for f in before.fields}
+        new = {f.field_id: f for f in after.fields}
+        changed = [f"+{new[i].name} {new[i].field_type}" for i in new if i not in old]
+        changed += [f"-{old[i].name}" for i in old if i not in new]
+        changed += [f"{old[i].name} -> {new[i].name}" for i in new if i in old and old[i].name != new[i].name]
+        changed += [f"{new[i].name}: {old[i].field_type} -> {new[i].field_type}"
+                    for i in new if i in old and old[i].field_type != new[i].field_type]
+        changes.append({"schema_id": after.schema_id, "changes": changed})
+    return changes
+
+
+def tables(config: Any) -> list[dict[str, Any]]:
+    """Every current table: rows, last published hour, source, schema changes and holds."""
+    from cdclake.catalog import open_catalog
+    from cdclake.tables_cli import COLUMNS, describe_table, last_published
+
+    catalog = open_catalog(config)
+    if ("current",) not in catalog.list_namespaces():
+        return []
+    published = last_published(catalog)
+    formats = {t.name: t.format for t in config.topics}
+    held = {r["current_table"]: r for r in _scan(catalog, HELD, "True", (
+        "current_table", "since", "failed_hour", "message"))}
+    out = []
+    for identifier in sorted(catalog.list_tables("current")):
+        if identifier[-1].endswith(TOMBSTONE_SUFFIX):
+            continue
+        name = ".".join(identifier[-2:])
+        table = catalog.load_table(identifier)
+        row = dict(zip(COLUMNS, describe_table(table, name, published, formats), strict=True))
+        hold = held.get(name) or held.get(identifier[-1])
+        row["schema_changes"] = _schema_changes(table)
+        row["held"] = None if hold is None else {
+            "since": hour_text(hold["since"]), "failed_hour": hour_text(hold["failed_hour"]),
+            "message": hold["message"]}
+        out.append(row)
+    return out
+
+
+def docs_root(config: Any) -> Path:
+    return Path(config.home) / DOCS_SITE
+
+
+def docs_pages(config: Any, stage: str, hour: dt.datetime, run_id: str) -> list[str]:
+    """The Data Docs pages (paths under :func:`docs_root`, URL-quoted) of one gate run; the
+    gate names each validation run ``<stage> <hour> <run id>[ <target>]``."""
+    root = docs_root(config) / "validations"
+    if not root.is_dir():
+        return []
+    prefix = f"{stage} {hour:%Y-%m-%dT%H} {run_id}"
+    pages = [page for page in root.rglob("*.html")
+             if any(p.name == prefix or p.name.startswith(prefix + " ") for p in page.parents)]
+    return [quote(str(p.relative_to(docs_root(config)))) for p in sorted(pages)]
+
+
+def docs_file(config: Any, relative: str) -> Path | None:
+    """The Data Docs file at ``relative`` under the site, or None when it is not a file inside it."""
+    root = docs_root(config).resolve()
+    path = (root / relative).resolve()
+    return path if path.is_relative_to(root) and path.is_file() else None
