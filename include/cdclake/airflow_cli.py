@@ -1,8 +1,10 @@
 """``cdclake airflow start|stop|status|password|backfill``: the Airflow UI on the embedded default.
 
-``start`` runs ``airflow standalone`` (scheduler, API server with the UI, DAG processor,
-triggerer) for this state folder, with low parallelism (standalone defaults to many workers and
-several GB), in its own process group; ``stop`` ends exactly that group. The UI listens on
+``start`` runs Airflow's four components (scheduler, API server with the UI, DAG processor,
+triggerer: what ``airflow standalone`` runs) for this state folder, with low parallelism (the
+defaults take many workers and several GB), in one process group of their own; ``stop`` ends
+exactly that group. None of them serves logs: Airflow's log servers listen on every interface,
+and on one machine the UI reads the task logs from disk. The UI listens on
 127.0.0.1 unless ``--host`` says otherwise and asks for a login: user ``admin``, whose password
 is generated once into ``<state folder>/airflow/passwords.json`` (0600); ``password`` shows it.
 
@@ -21,6 +23,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -43,13 +46,22 @@ from cdclake.exceptions import CdclakeError
 from cdclake.run_cli import HOURLY_DAG_ID, hours_between
 
 FINISHED = ("success", "failed")
+# The components, as `airflow standalone` starts them, without the log servers (see above).
+COMPONENTS = (("scheduler", "--skip-serve-logs"), ("dag-processor",), ("triggerer", "--skip-serve-logs"),
+              ("api-server",))
 
 
 def _pid_file(config: PipelineConfig) -> Path:
-    return airflow_home(config) / "standalone.pid"
+    return airflow_home(config) / "airflow.pid"
 
 
-def _running(config: PipelineConfig) -> int | None:
+def log_file(config: PipelineConfig) -> Path:
+    """What the running components print."""
+    return airflow_home(config) / "airflow.log"
+
+
+def running_group(config: PipelineConfig) -> int | None:
+    """The process group of this state folder's running Airflow, or None."""
     try:
         pid = int(_pid_file(config).read_text().strip())
         os.kill(pid, 0)
@@ -67,7 +79,7 @@ def ui_url(host: str, port: int) -> str:
 def start(port: int, host: str = "127.0.0.1") -> int:
     config = load_config()
     url = ui_url(host, port)
-    pid = _running(config)
+    pid = running_group(config)
     if pid:
         print(f"Airflow already running (pid {pid}); UI at {url}")
         return 0
@@ -88,12 +100,14 @@ def start(port: int, host: str = "127.0.0.1") -> int:
         # New DAGs wait to be unpaused: no surprise catch-up or maintenance on first start.
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
     })
-    log = airflow_home(config) / "standalone.log"
+    log = log_file(config)
+    # One shell leads the group: it starts each component and waits for them.
+    script = " & ".join(shlex.join([airflow_binary(), *c]) for c in COMPONENTS) + " & wait"
     with log.open("ab") as out:
-        process = subprocess.Popen([airflow_binary(), "standalone"], env=env, stdout=out,
+        process = subprocess.Popen(["/bin/sh", "-c", script], env=env, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     _pid_file(config).write_text(str(process.pid))
-    print(f"Airflow standalone starting (pid {process.pid}, log {log})")
+    print(f"Airflow starting (process group {process.pid}, log {log})")
     print(f"UI at {url}: log in as {ADMIN_USER!r}; the password is in {password_file(config)} "
           "(`cdclake airflow password` shows it)")
     if host != "127.0.0.1":
@@ -110,7 +124,7 @@ def password() -> int:
 
 def stop() -> int:
     config = load_config()
-    pid = _running(config)
+    pid = running_group(config)
     if pid is None:
         print("Airflow is not running")
         return 0
@@ -129,7 +143,7 @@ def stop() -> int:
 
 
 def status() -> int:
-    pid = _running(load_config())
+    pid = running_group(load_config())
     print(f"Airflow running (pid {pid})" if pid else "Airflow is not running")
     return 0 if pid else 3
 
@@ -167,7 +181,7 @@ def _unpause_when_parsed(config: PipelineConfig, timeout_s: float) -> None:
             continue
         if time.monotonic() > deadline:
             raise CdclakeError(f"{HOURLY_DAG_ID} was not parsed within {timeout_s:.0f}s; see "
-                               f"{airflow_home(config) / 'standalone.log'}\n{result.stderr[-2000:]}")
+                               f"{log_file(config)}\n{result.stderr[-2000:]}")
         time.sleep(5)
 
 
@@ -193,7 +207,7 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
     (progress to ``out``, by default sys.stderr as it is when called)."""
     out = sys.stderr if out is None else out
     hours = hours_between(start, end)
-    if _running(config) is None:
+    if running_group(config) is None:
         raise CdclakeError("Airflow is not running: start it with `cdclake airflow start`")
     _unpause_when_parsed(config, timeout_s=300)
     # The DAG's logical date is its data-interval start; --to-date is inclusive.
@@ -228,7 +242,7 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    p = commands.add_parser("airflow", help="the Airflow UI (airflow standalone, login required) and "
+    p = commands.add_parser("airflow", help="the Airflow UI (login required) and "
                                             "backfills on it")
     p.add_argument("action", choices=["start", "stop", "status", "password", "backfill"])
     p.add_argument("--port", type=int, default=8080)

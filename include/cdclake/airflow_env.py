@@ -1,6 +1,6 @@
 """The environment the embedded Airflow runs in: home, DAGs folder, connections, low parallelism.
 
-Used by ``cdclake run`` (``airflow dags test`` per hour), ``cdclake airflow`` (standalone UI) and
+Used by ``cdclake run`` (``airflow dags test`` per hour), ``cdclake airflow`` (scheduler and UI) and
 the tests. Everything lives under ``<state folder>/airflow``; nothing touches ``~/airflow``.
 """
 

@@ -261,7 +261,7 @@ def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
     write_result(columns, rows, "table", sys.stdout)
     docs = Path(config.home) / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
     say(f"\nData Docs: {docs}")
-    say("Airflow UI: `cdclake airflow start` (airflow standalone, low parallelism) then "
+    say("Airflow UI: `cdclake airflow start` (scheduler and UI, low parallelism) then "
         "http://127.0.0.1:8080, user admin, password from `cdclake airflow password`; stop it with "
         "`cdclake airflow stop`")
     say(f"Query the tables: CDCLAKE_HOME={config.home} CDCLAKE_CONFIG={config.home}/pipeline.yml "

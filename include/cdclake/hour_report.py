@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from cdclake import table_names
 from cdclake.exceptions import CdclakeError
 
-LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (
-    ("ops", "offset_ledger"), ("ops", "run_stats"), ("ops", "gate_results"), ("ops", "hour_status"),
-    ("cdc", "held_tables"))
+LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (tuple(name.split(".")) for name in (
+    table_names.OFFSET_LEDGER, table_names.RUN_STATS, table_names.GATE_RESULTS, table_names.HOUR_STATUS,
+    table_names.HELD_TABLES))
 # The hourly DAG (run_cli.HOURLY_DAG_ID): an hour's run opens there.
 HOURLY_DAG_ID = "cdclake_hourly"
 # Normalize's counters shown per hour (ops.run_stats metrics).
@@ -67,7 +68,7 @@ def _utc(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
-def _scan(catalog: Any, table: tuple[str, str], row_filter: str,
+def _scan(catalog: Any, table: tuple[str, ...], row_filter: str,
           fields: Iterable[str]) -> list[dict[str, Any]]:
     if not catalog.table_exists(table):
         return []

@@ -4,7 +4,7 @@ parsing DAG files needs no metadata database).
 
 And the end-to-end pipelines shared by the e2e modules: three hours of mixed-format traffic on the
 real broker, run with `cdclake run` (``pipeline``) and backfilled on a real scheduler
-(``backfilled``: `airflow standalone`, which keeps running until the last test of this folder).
+(``backfilled``: `cdclake airflow start`, which keeps running until the last test of this folder).
 Each pipeline has a state folder of its own (catalog, warehouse, Airflow database) under the test
 run's; the Kafka broker and the Spark Connect server are the test run's.
 """
@@ -126,20 +126,39 @@ def http(method: str, url: str, body: dict[str, str] | None = None,
         return error.code, error.read()
 
 
-def _listening_addresses(port: int) -> set[str]:
-    """Local addresses (hex, as /proc/net shows them) of the sockets listening on ``port``."""
+def _group_socket_inodes(group: int) -> set[str]:
+    """The socket inodes held open by the processes of process group ``group``."""
+    inodes = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or os.getpgid(int(proc.name)) != group:
+                continue
+            for fd in (proc / "fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except (ProcessLookupError, FileNotFoundError, PermissionError):
+            continue  # a process that ended meanwhile
+    return inodes
+
+
+def listening_sockets(group: int) -> set[tuple[str, int]]:
+    """(local address in hex, as /proc/net shows it, and port) of every socket that a process of
+    process group ``group`` listens on."""
+    inodes = _group_socket_inodes(group)
     found = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
-            local, state = line.split()[1], line.split()[3]
-            address, hex_port = local.rsplit(":", 1)
-            if state == "0A" and int(hex_port, 16) == port:
-                found.add(address)
+            fields = line.split()
+            address, hex_port = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and fields[9] in inodes:
+                found.add((address, int(hex_port, 16)))
     return found
 
 
 def ui_probe(config, port: int) -> dict[str, object]:
-    """The running UI as an outsider and as the admin sees it."""
+    """The running UI as an outsider and as the admin sees it, and what Airflow listens on."""
+    from cdclake.airflow_cli import running_group
     from cdclake.airflow_env import admin_password
 
     base = f"http://127.0.0.1:{port}"
@@ -152,7 +171,7 @@ def ui_probe(config, port: int) -> dict[str, object]:
         "wrong_password": http("POST", f"{base}/auth/token", {"username": "admin", "password": "x" * 12})[0],
         "login": status,
         "api_with_login": http("GET", f"{base}/api/v2/dags", token=token)[0],
-        "listening": _listening_addresses(port),
+        "listening": listening_sockets(running_group(config) or 0),
         "password": password,
     }
 

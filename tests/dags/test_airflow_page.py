@@ -1,5 +1,5 @@
 """The cdclake page of the Airflow UI (``plugins/cdclake_ui.py``), on the running scheduler of the
-end-to-end pipeline (``backfilled``: `airflow standalone` started by `cdclake airflow start`).
+end-to-end pipeline (``backfilled``: Airflow started by `cdclake airflow start`).
 
 Its API is checked with and without a login and against `cdclake query` over the same tables; then
 a real browser (Debian's Chromium, headless, driven by Playwright) logs in, opens the page from the
@@ -136,8 +136,8 @@ def _log_in(page, backfilled) -> None:
 
 
 def _open_cdclake_page(page):  # -> FrameLocator
-    page.get_by_role("link", name="cdclake").first.click()
-    page.wait_for_url("**/plugin/cdclake")
+    """The navigation's cdclake entry (not the DAGs' "cdclake" tag links)."""
+    page.locator("a[href$='plugin/cdclake']").first.click()
     frame = page.frame_locator("iframe[title='cdclake']")
     frame.locator("#status").filter(has_text="hours").wait_for(timeout=30_000)
     return frame
