@@ -9,8 +9,9 @@ filtered to the hours asked for: no JVM, and the cost follows the range, not the
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -68,25 +69,69 @@ def _utc(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
-def _scan(catalog: Any, table: tuple[str, ...], row_filter: str,
-          fields: Iterable[str]) -> list[dict[str, Any]]:
+# Rows already read, by data file and what was read of it: a data file never changes, so a page
+# view reads only the files written since the last one (about four an hour), not the whole range.
+_FILE_ROWS: OrderedDict[tuple[str, tuple[str, ...], str], list[dict[str, Any]]] = OrderedDict()
+FILE_CACHE_SIZE = 50_000
+# Files are read a few at a time (pyiceberg's own pool serves each read: not that one, or a read
+# would wait for a worker held by the reads waiting for it).
+_READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="cdclake-page-read")
+
+
+def _scan(catalog: Any, table: tuple[str, ...], fields: Iterable[str], hours: tuple[dt.datetime, dt.datetime]
+          | None = None, row_filter: str = "True") -> list[dict[str, Any]]:
+    """The rows of ``table`` matching ``row_filter`` (and landed in ``hours``, ``[start, end)``).
+
+    Each data file planned is read once, whole but for ``row_filter``, and kept: the hours are
+    then picked here, so a file holding several hours (an unpartitioned table) serves any range.
+    The rows are shared with later calls: read them, never change them."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
     if not catalog.table_exists(table):
         return []
-    rows = catalog.load_table(table).scan(row_filter=row_filter, selected_fields=tuple(fields)) \
-        .to_arrow().to_pylist()
+    loaded = catalog.load_table(table)
+    columns = tuple(fields)
+    planned = " AND ".join(f"({part})" for part in (_within(*hours) if hours else "", row_filter)
+                           if part and part != "True") or "True"
+    scan = loaded.scan(row_filter=planned, selected_fields=columns)
+    residual = AlwaysTrue() if row_filter == "True" else loaded.scan(row_filter=row_filter).row_filter
+    reader = ArrowScan(loaded.metadata, loaded.io, scan.projection(), residual)
+    tasks = list(scan.plan_files())
+    # Files with delete files hold no fixed set of rows: read every time, never kept.
+    unread = [t for t in tasks if t.delete_files or (t.file.file_path, columns, row_filter) not in _FILE_ROWS]
+    read = dict(zip((t.file.file_path for t in unread),
+                    _READERS.map(lambda t: _rows_of(reader, t), unread), strict=True))
+    rows: list[dict[str, Any]] = []
+    for task in tasks:
+        key = (task.file.file_path, columns, row_filter)
+        if task.delete_files:
+            rows += read[task.file.file_path]
+            continue
+        if key not in _FILE_ROWS:
+            _FILE_ROWS[key] = read[task.file.file_path]
+            if len(_FILE_ROWS) > FILE_CACHE_SIZE:
+                _FILE_ROWS.popitem(last=False)
+        _FILE_ROWS.move_to_end(key)
+        rows += _FILE_ROWS[key]
+    if hours:
+        rows = [row for row in rows if hours[0] <= row["landed_hour"] < hours[1]]
+    return rows
+
+
+def _rows_of(reader: Any, task: Any) -> list[dict[str, Any]]:
+    """One data file's rows, timestamps as naive UTC."""
+    rows: list[dict[str, Any]] = reader.to_table([task]).to_pylist()
     for row in rows:
-        for key in ("landed_hour", "since", "failed_hour"):
-            if row.get(key) is not None:
-                row[key] = _utc(row[key])
+        for name in ("landed_hour", "since", "failed_hour"):
+            if row.get(name) is not None:
+                row[name] = _utc(row[name])
     return rows
 
 
 def default_range(catalog: Any, now: dt.datetime | None = None) -> tuple[dt.datetime, dt.datetime]:
     """The 30 days ending with the newest hour the ledger recorded (or the current hour)."""
-    newest = None
-    if catalog.table_exists(LEDGER):
-        hours = catalog.load_table(LEDGER).scan(selected_fields=("landed_hour",)).to_arrow()
-        newest = max(map(_utc, hours.column("landed_hour").to_pylist()), default=None)
+    newest = max((row["landed_hour"] for row in _scan(catalog, LEDGER, ("landed_hour",))), default=None)
     if newest is None:
         moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(tzinfo=None)
         newest = moment.replace(minute=0, second=0, microsecond=0)
@@ -105,39 +150,38 @@ def _gate(rows: list[dict[str, Any]]) -> dict[str, Any]:
                        for r in sorted(failed, key=lambda r: (r["suite"], r["expectation"]))]}
 
 
-def hours(config: Any, start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
+def hours(config: Any, start: dt.datetime, end: dt.datetime, ranges: bool = True) -> list[dict[str, Any]]:
     """Every hour in ``[start, end)`` that a stage recorded, newest first, with the hours missing
-    between the first and the last of them (a hole) shown as not landed."""
+    between the first and the last of them (a hole) shown as not landed; with ``ranges``, each
+    hour's landed offset range per topic and partition (``landed``)."""
     from cdclake.catalog import open_catalog
 
     if end <= start or end - start > MAX_RANGE:
         raise CdclakeError(f"a range of 1 hour to {MAX_RANGE.days} days, got {start} .. {end}")
     catalog = open_catalog(config)
-    within = _within(start, end)
+    hours = (start, end)
     by_hour: dict[dt.datetime, dict[str, Any]] = defaultdict(lambda: {
         "landed": [], "counts": dict.fromkeys(COUNTS, 0), "quarantine": defaultdict(int),
         "gates": defaultdict(list), "compact": None, "publish": None, "published_tables": 0,
         "run_ids": set()})
-    for row in _scan(catalog, LEDGER, within, ("topic", "partition", "landed_hour", "planned_start",
-                                               "planned_end", "landed_count", "first_offset",
-                                               "last_offset", "status", "message", "run_id",
-                                               "late_messages", "max_lateness_ms")):
-        entry = by_hour[row.pop("landed_hour")]
+    for row in _scan(catalog, LEDGER, ("topic", "partition", "landed_hour", "planned_start", "planned_end",
+                                       "landed_count", "first_offset", "last_offset", "status", "message",
+                                       "run_id", "late_messages", "max_lateness_ms"), hours):
+        entry = by_hour[row["landed_hour"]]
         entry["run_ids"].add(row["run_id"])
-        entry["landed"].append(row)
-    stats = f"{within} AND stage = 'normalize'"
-    for row in _scan(catalog, RUN_STATS, stats, ("landed_hour", "metric", "reason_code", "value")):
+        entry["landed"].append({k: v for k, v in row.items() if k != "landed_hour"})
+    for row in _scan(catalog, RUN_STATS, ("landed_hour", "metric", "reason_code", "value"), hours,
+                     "stage = 'normalize'"):
         entry = by_hour[row["landed_hour"]]
         if row["metric"] in COUNTS:
             entry["counts"][row["metric"]] += row["value"]
         if row["metric"] == "quarantined_messages":
             entry["quarantine"][row["reason_code"] or "UNKNOWN"] += row["value"]
-    for row in _scan(catalog, GATE_RESULTS, within, ("landed_hour", "stage", "run_id", "suite",
-                                                     "expectation", "column_name", "success",
-                                                     "observed_value")):
+    for row in _scan(catalog, GATE_RESULTS, ("landed_hour", "stage", "run_id", "suite", "expectation",
+                                             "column_name", "success", "observed_value"), hours):
         by_hour[row["landed_hour"]]["gates"][row["stage"]].append(row)
-    for row in _scan(catalog, HOUR_STATUS, within, ("landed_hour", "stage", "status", "run_id", "tables",
-                                                    "message")):
+    for row in _scan(catalog, HOUR_STATUS, ("landed_hour", "stage", "status", "run_id", "tables", "message"),
+                     hours):
         entry = by_hour[row["landed_hour"]]
         entry[row["stage"]] = {"status": row["status"], "run_id": row["run_id"], "message": row["message"]}
         if row["stage"] == "publish" and row["status"] == "PUBLISHED":
@@ -147,10 +191,10 @@ def hours(config: Any, start: dt.datetime, end: dt.datetime) -> list[dict[str, A
         while hour < max(by_hour):  # touching each missing hour creates it, empty
             by_hour[hour]  # noqa: B018
             hour += dt.timedelta(hours=1)
-    return [_hour_out(hour, by_hour[hour]) for hour in sorted(by_hour, reverse=True)]
+    return [_hour_out(hour, by_hour[hour], ranges) for hour in sorted(by_hour, reverse=True)]
 
 
-def _hour_out(hour: dt.datetime, entry: dict[str, Any]) -> dict[str, Any]:
+def _hour_out(hour: dt.datetime, entry: dict[str, Any], ranges: bool) -> dict[str, Any]:
     landed = sorted(entry["landed"], key=lambda r: (r["topic"], r["partition"]))
     gates = {stage: _gate(rows) for stage, rows in sorted(entry["gates"].items())}
     publish = entry["publish"]
@@ -168,7 +212,8 @@ def _hour_out(hour: dt.datetime, entry: dict[str, Any]) -> dict[str, Any]:
         problems.append("unpublished")
     return {
         "hour": hour_text(hour),
-        "landed": landed,
+        **({"landed": landed} if ranges else {}),
+        "partitions": len(landed),
         "messages": sum(r["landed_count"] or 0 for r in landed),
         "late_messages": sum(r["late_messages"] or 0 for r in landed),
         "max_lateness_ms": max((r["max_lateness_ms"] or 0 for r in landed), default=0),
@@ -202,15 +247,20 @@ def _schema_changes(table: Any) -> list[dict[str, Any]]:
 def tables(config: Any) -> list[dict[str, Any]]:
     """Every current table: rows, last published hour, source, schema changes and holds."""
     from cdclake.catalog import open_catalog
-    from cdclake.tables_cli import COLUMNS, describe_table, last_published
+    from cdclake.tables_cli import COLUMNS, describe_table, short_name
 
     catalog = open_catalog(config)
     if ("current",) not in catalog.list_namespaces():
         return []
-    published = last_published(catalog)
+    published: dict[str, dt.datetime] = {}  # per table, the newest hour whose publish reached it
+    for row in _scan(catalog, HOUR_STATUS, ("landed_hour", "tables"),
+                     row_filter="stage = 'publish' AND status = 'PUBLISHED'"):
+        for table in row["tables"] or []:
+            name = short_name(table["name"])
+            published[name] = max(published.get(name, row["landed_hour"]), row["landed_hour"])
     formats = {t.name: t.format for t in config.topics}
-    held = {r["current_table"]: r for r in _scan(catalog, HELD, "True", (
-        "current_table", "since", "failed_hour", "message"))}
+    held = {r["current_table"]: r for r in _scan(catalog, HELD, ("current_table", "since", "failed_hour",
+                                                                 "message"))}
     out = []
     for identifier in sorted(catalog.list_tables("current")):
         if identifier[-1].endswith(TOMBSTONE_SUFFIX):

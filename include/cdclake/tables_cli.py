@@ -22,7 +22,7 @@ _SOURCE_PROPERTY = "cdc.source"
 HOUR_STATUS = ("ops", "hour_status")
 
 
-def _short(name: str) -> str:
+def short_name(name: str) -> str:
     """``namespace.table`` of a name with or without its catalog."""
     return ".".join(name.split(".")[-2:])
 
@@ -37,7 +37,7 @@ def last_published(catalog: Any) -> dict[str, dt.datetime]:
     newest: dict[str, dt.datetime] = {}
     for row in rows:
         for table in row["tables"] or []:
-            name = _short(table["name"])
+            name = short_name(table["name"])
             newest[name] = max(newest.get(name, row["landed_hour"]), row["landed_hour"])
     return newest
 
@@ -75,7 +75,8 @@ def table_rows(config: Any) -> list[tuple[Any, ...]]:
     catalog = open_catalog(config)
     published = last_published(catalog)
     formats = {t.name: t.format for t in config.topics}
-    return [describe_table(catalog.load_table(identifier), _short(".".join(identifier)), published, formats)
+    return [describe_table(catalog.load_table(identifier), short_name(".".join(identifier)), published,
+                           formats)
             for namespace in sorted(catalog.list_namespaces())
             for identifier in sorted(catalog.list_tables(namespace))]
 

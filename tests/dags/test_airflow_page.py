@@ -210,6 +210,15 @@ def test_in_a_browser_the_page_shows_the_hours_and_a_backfill_from_the_ui_publis
                 assert cells[5].split("\n") == [str(want["counts"]["quarantined_messages"]), *reasons]
                 assert cells[6:11] == ["PASSED", "PASSED", "PASSED", "OK", "PUBLISHED"]
                 assert cells[11] == ("quarantine" if reasons else "")
+            newest = expected[_text(HOURS[-1])]
+            frame.locator(f"#hours tbody tr[data-hour='{newest['hour']}'] summary").click()
+            ranges = frame.locator(f"#hours tbody tr[data-hour='{newest['hour']}'] li")
+            ranges.first.wait_for()
+            assert ranges.all_inner_texts() == [
+                f"{r['topic']} [{r['partition']}] "
+                + (f"offsets {r['first_offset']}..{r['last_offset']}" if r["landed_count"] else "no messages")
+                + f" (planned {r['planned_start']}..{r['planned_end']}) {r['status']}"
+                for r in newest["landed"]]
             problems = sum(1 for h in expected.values() if h["problems"])
             assert frame.locator("#hours tr.problem").count() == problems
             assert frame.locator("#chart rect").count() >= len(HOURS)
