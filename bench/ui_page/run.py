@@ -9,7 +9,7 @@ leave them (their tables are partitioned by hour, so maintenance's bin-packing k
 a day per commit (the pipeline's Spark commits merge manifests as they go; pyiceberg's appends
 would not). Measured warm, best of 5:
 
-* **floor**: the page's four scans alone (pyiceberg, same columns and filters, to Arrow);
+* **floor**: the page's four tables read by plain pyiceberg scans of the range (to Arrow);
 * **hours**: ``cdclake.hour_report.hours`` for the range (the scans plus the per-hour summary),
   first with no file read yet (after a restart of the API server), then warm (data files read
   once are kept: a view reads only the files written since);
@@ -38,86 +38,23 @@ from types import SimpleNamespace
 from typing import Any
 
 START = dt.datetime(2025, 1, 1)
-GATES = {"raw": 21, "changelog": 57, "current": 9}
-METRICS = ("raw_messages", "decoded_messages", "change_rows", "control_messages", "quarantined_messages")
-
-
-def _schemas() -> dict[str, Any]:
-    import pyarrow as pa
-
-    ts = pa.timestamp("us", tz="UTC")
-    return {
-        "ops.offset_ledger": pa.schema([
-            ("topic", pa.string()), ("partition", pa.int32()), ("landed_hour", ts),
-            ("planned_start", pa.int64()), ("planned_end", pa.int64()), ("landed_count", pa.int64()),
-            ("first_offset", pa.int64()), ("last_offset", pa.int64()), ("run_id", pa.string()),
-            ("status", pa.string()), ("message", pa.string()), ("recorded_at", ts),
-            ("late_messages", pa.int64()), ("max_lateness_ms", pa.int64())]),
-        "ops.run_stats": pa.schema([
-            ("stage", pa.string()), ("landed_hour", ts), ("run_id", pa.string()), ("topic", pa.string()),
-            ("metric", pa.string()), ("source_format", pa.string()), ("op", pa.string()),
-            ("table_name", pa.string()), ("reason_code", pa.string()), ("control_kind", pa.string()),
-            ("value", pa.int64())]),
-        "ops.gate_results": pa.schema([
-            ("stage", pa.string()), ("landed_hour", ts), ("run_id", pa.string()), ("suite", pa.string()),
-            ("expectation", pa.string()), ("column_name", pa.string()), ("success", pa.bool_()),
-            ("observed_value", pa.string()), ("details", pa.string()), ("validated_at", ts)]),
-        "ops.hour_status": pa.schema([
-            ("landed_hour", ts), ("stage", pa.string()), ("status", pa.string()), ("run_id", pa.string()),
-            ("tables", pa.list_(pa.struct([("name", pa.string()), ("snapshot_id", pa.int64())]))),
-            ("message", pa.string()), ("recorded_at", ts)]),
-    }
-
-
-def _hour_rows(hour: dt.datetime, topics: int) -> dict[str, list[dict[str, Any]]]:
-    at = hour.replace(tzinfo=dt.UTC)
-    run = f"scheduled__{hour:%Y-%m-%dT%H}:00:00+00:00"
-    names = [f"topic_{i:02d}" for i in range(topics)]
-    ledger = [{"topic": t, "partition": 0, "landed_hour": at, "planned_start": 100, "planned_end": 200,
-               "landed_count": 100, "first_offset": 100, "last_offset": 199, "run_id": run,
-               "status": "landed", "message": None, "recorded_at": at, "late_messages": 0,
-               "max_lateness_ms": None} for t in names]
-    stats = [{"stage": "normalize", "landed_hour": at, "run_id": run, "topic": t, "metric": m,
-              "source_format": "canal_json", "op": None, "table_name": None,
-              "reason_code": "INVALID_JSON" if m == "quarantined_messages" else None, "control_kind": None,
-              "value": 1 if m == "quarantined_messages" else 99} for t in names for m in METRICS]
-    gates = [{"stage": stage, "landed_hour": at, "run_id": run, "suite": f"{stage}.rows",
-              "expectation": f"expectation_{i}", "column_name": None, "success": True,
-              "observed_value": "0", "details": None, "validated_at": at}
-             for stage, count in GATES.items() for i in range(count)]
-    status = [{"landed_hour": at, "stage": stage, "status": state, "run_id": run,
-               "tables": [{"name": f"lakehouse.current.t{i}", "snapshot_id": i} for i in range(20)],
-               "message": None, "recorded_at": at}
-              for stage, state in (("compact", "OK"), ("publish", "PUBLISHED"))]
-    return {"ops.offset_ledger": ledger, "ops.run_stats": stats, "ops.gate_results": gates,
-            "ops.hour_status": status}
+# The project's tests package (the tables' records, the browser's settings).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.ops_records import hour_rows, ops_catalog, schemas  # noqa: E402
 
 
 def _build(root: Path, days: int, topics: int) -> SimpleNamespace:
     import pyarrow as pa
-    from pyiceberg.catalog.sql import SqlCatalog
-    from pyiceberg.transforms import IdentityTransform
 
-    config = SimpleNamespace(catalog_name="lakehouse", catalog_uri=f"sqlite:///{root}/catalog.db",
-                             warehouse=f"file://{root}/warehouse", home=root, topics=[])
-    catalog = SqlCatalog(config.catalog_name, uri=config.catalog_uri, warehouse=config.warehouse)
-    for namespace in ("ops", "cdc", "current"):
-        catalog.create_namespace(namespace)
-    tables = {}
-    for name, schema in _schemas().items():
-        table = catalog.create_table(name, schema=schema)
-        field = table.schema().find_field("landed_hour")
-        with table.update_spec() as spec:
-            spec.add_field(field.name, IdentityTransform(), "landed_hour")
-        tables[name] = table
+    config, tables = ops_catalog(root)
     began = time.monotonic()
     for day in range(days):  # a day per commit: one data file per hour and table, as hourly writes
         rows: dict[str, list[dict[str, Any]]] = {name: [] for name in tables}
         for h in range(24):
-            for name, hour_rows in _hour_rows(START + dt.timedelta(days=day, hours=h), topics).items():
-                rows[name] += hour_rows
+            for name, records in hour_rows(START + dt.timedelta(days=day, hours=h), topics).items():
+                rows[name] += records
         for name, table in tables.items():
-            table.append(pa.Table.from_pylist(rows[name], schema=_schemas()[name]))
+            table.append(pa.Table.from_pylist(rows[name], schema=schemas()[name]))
     print(f"wrote {days * 24} hours in {days * len(tables)} commits, in {time.monotonic() - began:.0f} s")
     return config
 
@@ -156,7 +93,8 @@ def main() -> int:
     try:
         config = _build(root, args.days, args.topics)
         end = START + dt.timedelta(days=args.days)
-        within = hour_report._within(START, end)
+        within = (f"landed_hour >= '{START:%Y-%m-%dT%H:%M:%S}+00:00' "
+                  f"AND landed_hour < '{end:%Y-%m-%dT%H:%M:%S}+00:00'")
 
         def floor() -> None:
             catalog = open_catalog(config)  # type: ignore[arg-type]  # what it reads of a config
@@ -205,7 +143,6 @@ def main() -> int:
 def _page_seconds(url: str, hours: int) -> float:
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the project's tests package
     from tests.dags.test_airflow_page import CHROMIUM, CHROMIUM_ARGS
 
     with sync_playwright() as playwright:

@@ -58,12 +58,6 @@ def parse_hour(text: str) -> dt.datetime:
     return moment
 
 
-def _within(start: dt.datetime, end: dt.datetime) -> str:
-    # The bounds are datetimes formatted here, never user text.
-    return (f"landed_hour >= '{start:%Y-%m-%dT%H:%M:%S}+00:00' "
-            f"AND landed_hour < '{end:%Y-%m-%dT%H:%M:%S}+00:00'")
-
-
 def _utc(moment: dt.datetime) -> dt.datetime:
     """A timestamp column's value (UTC, aware) as the naive UTC the rest of cdclake uses."""
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo else moment
@@ -92,12 +86,12 @@ def _scan(catalog: Any, table: tuple[str, ...], fields: Iterable[str], hours: tu
         return []
     loaded = catalog.load_table(table)
     columns = tuple(fields)
-    planned = " AND ".join(f"({part})" for part in (_within(*hours) if hours else "", row_filter)
-                           if part and part != "True") or "True"
-    scan = loaded.scan(row_filter=planned, selected_fields=columns)
+    # Planned without a filter: pyiceberg would work out a filter's residual for every file, which
+    # costs more than the reads it saves. The hours pick files by partition here instead.
+    scan = loaded.scan(selected_fields=columns)
     residual = AlwaysTrue() if row_filter == "True" else loaded.scan(row_filter=row_filter).row_filter
     reader = ArrowScan(loaded.metadata, loaded.io, scan.projection(), residual)
-    tasks = list(scan.plan_files())
+    tasks = [t for t in scan.plan_files() if not hours or _may_hold(loaded.spec(), t.file, hours)]
     # Files with delete files hold no fixed set of rows: read every time, never kept.
     unread = [t for t in tasks if t.delete_files or (t.file.file_path, columns, row_filter) not in _FILE_ROWS]
     read = dict(zip((t.file.file_path for t in unread),
@@ -117,6 +111,23 @@ def _scan(catalog: Any, table: tuple[str, ...], fields: Iterable[str], hours: tu
     if hours:
         rows = [row for row in rows if hours[0] <= row["landed_hour"] < hours[1]]
     return rows
+
+
+def _may_hold(spec: Any, data_file: Any, hours: tuple[dt.datetime, dt.datetime]) -> bool:
+    """Whether a data file may hold rows of ``hours``: False only when it is partitioned by the
+    hour (identity ``landed_hour``, in the table's current spec) and its hour is outside."""
+    from pyiceberg.transforms import IdentityTransform
+
+    if data_file.spec_id != spec.spec_id:
+        return True
+    for position, field in enumerate(spec.fields):
+        if field.name == "landed_hour" and isinstance(field.transform, IdentityTransform):
+            micros = data_file.partition[position]
+            if micros is None:
+                return True
+            hour = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
+            return hours[0] <= hour < hours[1]
+    return True
 
 
 def _rows_of(reader: Any, task: Any) -> list[dict[str, Any]]:
