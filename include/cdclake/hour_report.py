@@ -8,6 +8,7 @@ filtered to the hours asked for: no JVM, and the cost follows the range, not the
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
@@ -16,14 +17,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from cdclake import table_names
+from cdclake import cli_args, table_names
+from cdclake.cli_args import hour_text
 from cdclake.exceptions import CdclakeError
 
 LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (tuple(name.split(".")) for name in (
     table_names.OFFSET_LEDGER, table_names.RUN_STATS, table_names.GATE_RESULTS, table_names.HOUR_STATUS,
     table_names.HELD_TABLES))
-# The hourly DAG (run_cli.HOURLY_DAG_ID): an hour's run opens there.
-HOURLY_DAG_ID = "cdclake_hourly"
 # Normalize's counters shown per hour (ops.run_stats metrics).
 COUNTS = ("raw_messages", "change_rows", "control_messages", "quarantined_messages")
 GATE_STAGES = ("raw", "changelog", "current")
@@ -38,24 +38,12 @@ DOCS_SITE = Path("gx") / "uncommitted" / "data_docs" / "local_site"
 MAX_RANGE = dt.timedelta(days=92)
 
 
-def hour_text(hour: dt.datetime) -> str:
-    return hour.strftime("%Y-%m-%dT%H:00:00Z")
-
-
 def parse_hour(text: str) -> dt.datetime:
-    """``2024-01-02T03``, ``2024-01-02T03:00``, ``...:00Z`` or ``+00:00``: the hour in UTC (naive)."""
-    value = text.strip()
+    """An hour as the ``cdclake`` commands read it (:func:`cdclake.cli_args.parse_hour`)."""
     try:
-        if len(value) == 13:  # 2024-01-02T03
-            value += ":00"
-        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise CdclakeError(f"not an hour: {text!r} (expected e.g. 2024-01-02T03)") from None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
-    if moment != moment.replace(minute=0, second=0, microsecond=0):
-        raise CdclakeError(f"not the start of an hour: {text!r}")
-    return moment
+        return cli_args.parse_hour(text)
+    except argparse.ArgumentTypeError as exc:
+        raise CdclakeError(str(exc)) from None
 
 
 def _utc(moment: dt.datetime) -> dt.datetime:

@@ -19,6 +19,8 @@ from fastapi import Depends, FastAPI, HTTPException, Query
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 PAGE = Path(__file__).with_name("page.html")
+# cdclake's modules are imported in the handlers: every Airflow process imports the plugins, only
+# the API server serves the page.
 
 
 def _authenticated() -> list[Any]:
@@ -65,6 +67,7 @@ def create_app() -> FastAPI:
         from cdclake.exceptions import CdclakeError
         from cdclake.hour_report import default_range, hour_text
         from cdclake.hour_report import hours as hour_rows
+        from cdclake.run_cli import HOURLY_DAG_ID
 
         def read() -> dict[str, Any]:
             config = _config()
@@ -74,7 +77,7 @@ def create_app() -> FastAPI:
                 rows = hour_rows(config, first, last, ranges=False)  # an hour's own: api/hours/{hour}
             except CdclakeError as exc:
                 raise HTTPException(status_code=422, detail=str(exc)) from None
-            return {"start": hour_text(first), "end": hour_text(last), "dag_id": "cdclake_hourly",
+            return {"start": hour_text(first), "end": hour_text(last), "dag_id": HOURLY_DAG_ID,
                     "hours": rows}
 
         return _json(await asyncio.to_thread(read))

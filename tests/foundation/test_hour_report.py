@@ -121,9 +121,9 @@ def test_a_range_must_be_forward_and_at_most_92_days() -> None:
 
     with pytest.raises(CdclakeError, match="a range of 1 hour to 92 days"):
         hour_report.hours(None, H[1], H[0])
-    with pytest.raises(CdclakeError, match="not an hour"):
+    with pytest.raises(CdclakeError, match="not an ISO hour"):
         hour_report.parse_hour("yesterday")
-    with pytest.raises(CdclakeError, match="not the start of an hour"):
+    with pytest.raises(CdclakeError, match="is not on the hour"):
         hour_report.parse_hour("2025-03-01T10:30")
     assert hour_report.parse_hour("2025-03-01T10") == hour_report.parse_hour("2025-03-01T12:00:00+02:00")
 
