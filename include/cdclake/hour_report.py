@@ -2,8 +2,9 @@
 UI page (``plugins/cdclake_airflow/ui.py``).
 
 Read through pyiceberg from the tables the stages record in (``ops.offset_ledger``,
-``ops.run_stats``, ``ops.gate_results``, ``ops.hour_status``, ``cdc.held_tables``), with scans
-filtered to the hours asked for: no JVM, and the cost follows the range, not the tables' history.
+``ops.run_stats``, ``ops.gate_results``, ``ops.hour_status``, ``cdc.held_tables``), with no JVM.
+Data files are picked by their hour and kept once read (they never change), so a page view reads
+only the files written since the last one.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (tuple(name.split(".")) for
     table_names.HELD_TABLES))
 # Normalize's counters shown per hour (ops.run_stats metrics).
 COUNTS = ("raw_messages", "change_rows", "control_messages", "quarantined_messages")
-GATE_STAGES = ("raw", "changelog", "current")
 # The current gate's outcome for a table held back by compaction (spark_jobs.gates.HELD_EXPECTATION).
 HELD_EXPECTATION = "current_table_compacted"
 # Ledger statuses that mark a hole: offsets skipped on purpose, or lost to retention.

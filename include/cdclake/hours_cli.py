@@ -15,12 +15,11 @@ from typing import Any
 
 from cdclake.cli_args import hour_text, parse_hour
 from cdclake.config import load_config
+from cdclake.hour_report import HELD_EXPECTATION
 
 COLUMNS = ("hour", "landed", "change_rows", "quarantined", "raw_gate", "changelog_gate",
            "compact", "current_gate", "publish", "published_tables")
 _SOURCES = ("ops.offset_ledger", "ops.run_stats", "ops.gate_results", "ops.hour_status")
-# The current gate's outcome for a table held back by compaction (spark_jobs.gates.HELD_EXPECTATION).
-HELD_EXPECTATION = "current_table_compacted"
 
 
 def _sql(start: dt.datetime, end: dt.datetime) -> str:
