@@ -154,7 +154,15 @@ def _backfill_from_the_dialog(page, first: dt.datetime, last: dt.datetime) -> No
     page.get_by_role("button", name="Trigger").first.click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_text("Trigger Dag").wait_for()
-    dialog.get_by_role("radio", name="Backfill").check(force=True)
+    # The radio input itself is hidden: click its card, until the dialog takes it (it re-renders
+    # while the DAG's details load).
+    backfill = dialog.get_by_role("radio", name="Backfill")
+    for _ in range(20):
+        dialog.get_by_text("Run this Dag for a range of dates").click()
+        if backfill.is_checked():
+            break
+        page.wait_for_timeout(500)
+    expect(backfill).to_be_checked()
     dialog.get_by_text("All Runs", exact=True).click()
     for i, moment in enumerate((first, last)):
         page.get_by_test_id("datetime-input").nth(i).click()
