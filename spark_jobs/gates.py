@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdclake import table_names
 from cdclake.exceptions import ConfigError, GateFailed
 from cdclake.zone_skew import zone_hint
 from spark_jobs import gate_frames, held_tables, history
@@ -499,7 +500,7 @@ def run_gate(spark: SparkSession, config: PipelineConfig, stage: str, hour: dt.d
     return report
 
 
-HELD_EXPECTATION = "current_table_compacted"
+HELD_EXPECTATION = table_names.HELD_EXPECTATION
 HISTORY_EXPECTATION = "history_current_versions_equal_current_table"
 
 

@@ -28,12 +28,13 @@ import unicodedata
 
 from anyascii import anyascii
 
+from cdclake import table_names
 from cdclake.formats import registry
 
 CURRENT_NAMESPACE = "current"
 HISTORY_NAMESPACE = "history"  # SCD2 history tables (spark_jobs.history)
 NO_DATABASE = "nodb"
-TOMBSTONE_SUFFIX = "__tombstones"
+TOMBSTONE_SUFFIX = table_names.TOMBSTONE_SUFFIX
 # Tombstone-table property: the latest cut-off (epoch microseconds) below which maintenance has
 # purged tombstones by event time; compaction looks up the history of a late change below it.
 PURGED_BEFORE_PROPERTY = "cdc.tombstones-purged-before"

@@ -27,13 +27,9 @@ LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (tuple(name.split(".")) for
     table_names.HELD_TABLES))
 # Normalize's counters shown per hour (ops.run_stats metrics).
 COUNTS = ("raw_messages", "change_rows", "control_messages", "quarantined_messages")
-# The current gate's outcome for a table held back by compaction (spark_jobs.gates.HELD_EXPECTATION).
-HELD_EXPECTATION = "current_table_compacted"
+HELD_EXPECTATION = table_names.HELD_EXPECTATION
 # Ledger statuses that mark a hole: offsets skipped on purpose, or lost to retention.
 HOLE_STATUSES = ("skipped", "landed_with_gap")
-# Compaction's delete markers beside each current table (spark_jobs.identifiers.TOMBSTONE_SUFFIX):
-# bookkeeping, not a table analysts read.
-TOMBSTONE_SUFFIX = "__tombstones"
 DOCS_SITE = Path("gx") / "uncommitted" / "data_docs" / "local_site"
 MAX_RANGE = dt.timedelta(days=92)
 
@@ -246,23 +242,19 @@ def _schema_changes(table: Any) -> list[dict[str, Any]]:
 def tables(config: Any) -> list[dict[str, Any]]:
     """Every current table: rows, last published hour, source, schema changes and holds."""
     from cdclake.catalog import open_catalog
-    from cdclake.tables_cli import COLUMNS, describe_table, short_name
+    from cdclake.tables_cli import COLUMNS, PUBLISHED_ROWS, describe_table, newest_published
 
     catalog = open_catalog(config)
     if ("current",) not in catalog.list_namespaces():
         return []
-    published: dict[str, dt.datetime] = {}  # per table, the newest hour whose publish reached it
-    for row in _scan(catalog, HOUR_STATUS, ("landed_hour", "tables"),
-                     row_filter="stage = 'publish' AND status = 'PUBLISHED'"):
-        for table in row["tables"] or []:
-            name = short_name(table["name"])
-            published[name] = max(published.get(name, row["landed_hour"]), row["landed_hour"])
+    published = newest_published(_scan(catalog, HOUR_STATUS, ("landed_hour", "tables"),
+                                       row_filter=PUBLISHED_ROWS))
     formats = {t.name: t.format for t in config.topics}
     held = {r["current_table"]: r for r in _scan(catalog, HELD, ("current_table", "since", "failed_hour",
                                                                  "message"))}
     out = []
     for identifier in sorted(catalog.list_tables("current")):
-        if identifier[-1].endswith(TOMBSTONE_SUFFIX):
+        if identifier[-1].endswith(table_names.TOMBSTONE_SUFFIX):
             continue
         name = ".".join(identifier[-2:])
         table = catalog.load_table(identifier)

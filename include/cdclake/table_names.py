@@ -22,3 +22,8 @@ HELD_TABLES = "cdc.held_tables"
 def audit_branch(hour: dt.datetime) -> str:
     """``2024-03-01 10:00`` -> ``audit_20240301T10`` (one branch per hour and table)."""
     return "audit_" + hour.strftime("%Y%m%dT%H")
+
+# Compaction's delete markers beside each current table: ``current.<table>__tombstones``.
+TOMBSTONE_SUFFIX = "__tombstones"
+# The current gate's failed, non-blocking outcome for a table compaction held back.
+HELD_EXPECTATION = "current_table_compacted"

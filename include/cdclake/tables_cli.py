@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from cdclake.config import load_config
@@ -31,9 +32,16 @@ def last_published(catalog: Any) -> dict[str, dt.datetime]:
     """Per table (``namespace.table``), the newest hour whose publish reached it."""
     if not catalog.table_exists(HOUR_STATUS):
         return {}
-    rows = catalog.load_table(HOUR_STATUS).scan(
-        row_filter="stage = 'publish' AND status = 'PUBLISHED'",
-        selected_fields=("landed_hour", "tables")).to_arrow().to_pylist()
+    return newest_published(catalog.load_table(HOUR_STATUS).scan(
+        row_filter=PUBLISHED_ROWS, selected_fields=("landed_hour", "tables")).to_arrow().to_pylist())
+
+
+# The ops.hour_status rows of published hours.
+PUBLISHED_ROWS = "stage = 'publish' AND status = 'PUBLISHED'"
+
+
+def newest_published(rows: Iterable[dict[str, Any]]) -> dict[str, dt.datetime]:
+    """Per table (``namespace.table``), the newest ``landed_hour`` of the published ``rows``."""
     newest: dict[str, dt.datetime] = {}
     for row in rows:
         for table in row["tables"] or []:
