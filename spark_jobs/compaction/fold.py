@@ -4,16 +4,14 @@ tables) a row's number of copies."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
 
 from spark_jobs.compaction.events import loads_or_none, none_if_nan
-
-if TYPE_CHECKING:
-    pass
 
 FOLD_SCHEMA = (
     "key string, keyless boolean, deleted boolean, replace boolean, set_cols string, "
@@ -87,24 +85,66 @@ def events_by_key(frames: Iterable[pd.DataFrame]) -> dict[str, list[dict[str, An
     return groups
 
 
-def _fold_partitions(frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """Fold every key of a partition (rows arrive clustered by key): plain Python per key, one
-    pandas frame per batch — a pandas frame per key (``applyInPandas``) costs far more."""
-    columns = [c.strip().split(" ")[0] for c in FOLD_SCHEMA.split(",")]
-    out = []
-    for records in events_by_key(frames).values():
-        first = records[0]
-        result = fold_key(records, first["base"], int(first["stored_count"] or 0))
-        if result["event_us"] is not None:
-            result["event_us"] = int(result["event_us"])
-        out.append(result)
-        if len(out) >= 10_000:
-            yield pd.DataFrame(out, columns=columns)
-            out = []
-    if out:
-        yield pd.DataFrame(out, columns=columns)
+IDENTITY = ("kafka_topic", "kafka_partition", "kafka_offset", "record_index", "part")
+# The last event's fields the state keeps (after ``keyless``, ``kind`` and ``op``: as they are).
+_LAST = ("keyless", "kind", "op", "event_us", "order_key", "kafka_topic", "kafka_partition",
+         "kafka_offset", "run_id")
+_EMPTY_MAP = "cast(map() AS map<string,string>)"
+
+
+def _by_seq(a: Column, b: Column) -> Column:
+    return F.when(a["seq"] < b["seq"], -1).when(a["seq"] > b["seq"], 1).otherwise(0)
 
 
 def fold_events(events: DataFrame) -> DataFrame:
-    """Events with ``base`` and ``stored_count`` columns -> one state row per key."""
-    return events.repartition("key").mapInPandas(_fold_partitions, FOLD_SCHEMA)
+    """Events with ``base`` and ``stored_count`` columns -> one state row per key, as
+    :func:`fold_key` gives it, in Spark expressions (no Python per change).
+
+    A keyed key's state is its last FULL image or DELETE (or, with neither, its base) with the
+    later partial images laid over it column by column. A keyless row's number of copies is a walk
+    of +1/-1 steps that never goes below zero: the unclamped sum minus the lowest point it reached
+    below zero.
+    """
+    order = [F.col("order_key"), F.col("part"), F.col("kind"), F.col("kafka_topic")]
+    by_key = Window.partitionBy("key").orderBy(*order)
+    identity = Window.partitionBy("key", *IDENTITY).orderBy(*order)
+    whole_key = Window.partitionBy("key")
+    kind = F.col("kind")
+    step = F.when(kind == "INC", 1).otherwise(-1)
+    ordered = (events.repartition("key")
+               .withColumn("_copy", F.row_number().over(identity)).where(F.col("_copy") == 1)
+               .withColumn("_seq", F.row_number().over(by_key))
+               .withColumn("_walk", F.sum(step).over(by_key.rowsBetween(Window.unboundedPreceding, 0)))
+               .withColumn("_last_reset", F.max(F.when(kind.isin("FULL", "DELETE"), F.col("_seq")))
+                           .over(whole_key))
+               .withColumn("_image", F.when(
+                   F.col("_seq") >= F.coalesce(F.col("_last_reset"), F.lit(0)),
+                   F.struct(F.col("_seq").alias("seq"), F.coalesce(
+                       F.from_json("image", "map<string,string>"), F.expr(_EMPTY_MAP)).alias("m")))))
+    last = F.max_by(F.struct(*_LAST), F.col("_seq"))
+    per_key = ordered.groupBy("key").agg(
+        last.alias("last"), F.first("base").alias("base"),
+        F.coalesce(F.first("stored_count"), F.lit(0)).cast("bigint").alias("stored_count"),
+        F.max("_last_reset").alias("last_reset"),
+        F.sum(step).alias("total"), F.min("_walk").alias("lowest"),
+        F.max_by("image", F.when(F.col("image").isNotNull(), F.col("_seq"))).alias("last_image"),
+        F.array_sort(F.collect_list("_image"), _by_seq).alias("images"))
+    # Later images win column by column (map_concat refuses duplicate keys).
+    merged = F.aggregate("images", F.expr(_EMPTY_MAP), lambda acc, x: F.map_concat(
+        F.map_filter(acc, lambda k, _: ~F.map_contains_key(x["m"], k)), x["m"]))
+    set_cols = F.array_sort(F.array_distinct(F.flatten(F.transform("images", lambda x: F.map_keys(x["m"])))))
+    start = F.when(F.col("base") == "PRESENT", F.col("stored_count")).otherwise(F.lit(0))
+    copies = start + F.col("total") - F.least(F.lit(0), start + F.col("lowest"))
+    keyless, deleted = F.col("last.keyless"), F.col("last.kind") == "DELETE"
+    replace = deleted | F.col("last_reset").isNotNull() | (F.col("base") != "PRESENT")
+    return per_key.select(
+        "key", keyless.alias("keyless"),
+        F.when(keyless, copies == 0).otherwise(deleted).alias("deleted"),
+        (keyless | replace).alias("replace"),
+        F.when(~keyless & ~replace, F.to_json(set_cols)).alias("set_cols"),
+        F.when(keyless, F.col("last_image")).when(deleted, F.lit("{}")).otherwise(F.to_json(merged))
+        .alias("vals"),
+        F.when(keyless, copies).when(deleted, 0).otherwise(1).cast("bigint").alias("count"),
+        "stored_count",
+        F.when(~keyless & deleted, F.lit("DELETE")).otherwise(F.col("last.op")).alias("op"),
+        *[F.col(f"last.{name}").alias(name) for name in _LAST[3:]])

@@ -13,7 +13,9 @@ def _release_held_tables(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "spark" in request.fixturenames:
         from spark_jobs import held_tables
+        from spark_jobs.tables import ensure_tables
 
         spark = request.getfixturevalue("spark")
+        ensure_tables(spark)  # a module run alone may not have made them
         if held_tables.read(spark):
             held_tables.write(spark, [])
