@@ -197,17 +197,17 @@ def main(argv: list[str] | None = None) -> int:
         times, floors = {}, {}
         for label, tables in (("many", args.tables), ("one", 1)):
             rows_per_table = n // tables
-            table = F.concat(F.lit("t"), (F.col("i") % tables).cast("string"))
+            table_of = F.concat(F.lit("t"), (F.col("i") % tables).cast("string"))
             key = (F.col("i") / tables).cast("bigint")
             created = next(hours)
-            land(changelog_rows(spark, created, n, f"bench{label}", table, key, F.lit(9)), created)
+            land(changelog_rows(spark, created, n, f"bench{label}", table_of, key, F.lit(9)), created)
             compact(created)
             hour = next(hours)
             # Per table: updates, a partial update, a delete and an insert of a new key.
             slot = key % per_table
             kind = F.when(slot < 2, 0).when(slot == 2, 6).when(slot == 3, 8).otherwise(9)
             key = F.when(slot == 4, key + rows_per_table).otherwise(key)
-            land(changelog_rows(spark, hour, n, f"bench{label}", table, key, kind), hour)
+            land(changelog_rows(spark, hour, n, f"bench{label}", table_of, key, kind), hour)
             # The floor: one bare MERGE per table, as every table is its own Iceberg commit.
             floors[label] = sum(floor_merge(spark, f"current.bench{label}__t{t}", hour, f"t{t}")
                                 for t in range(tables))
