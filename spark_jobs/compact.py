@@ -278,36 +278,34 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         fold_input = fast.unionByName(slow)
     else:
         fold_input = fast
-    results = fold_events(fold_input).persist(REUSED)
-    try:
-        columns = check_values(spark, table, results, columns)
-        if newer_truncate:
-            apply_truncate(spark, table, newer_truncate)
-        merge_source = typed_source(results, columns)
-        if keyless:
-            merge_keyless(spark, table, merge_source, columns)
-        else:
-            merge_keyed(spark, table, merge_source, columns)
-        # A tombstone is written when a key is deleted (a delete, a key move, a keyless row's last
-        # copy) and dropped when a key comes back over it; slow keys are recomputed from history.
-        if n_slow or tombstoned or kinds.get("DELETE") or kinds.get("DEC"):
-            merge_tombstones(spark, table, merge_source)
-        if not keyless and options.keeps_history(topic, source_table):
-            from spark_jobs import history  # built on this module's events and schema helpers
+    # Checkpointed: the MERGEs then plan a scan of the states, not the fold again.
+    results = fold_events(fold_input).localCheckpoint()
+    columns = check_values(spark, table, results, columns)
+    if newer_truncate:
+        apply_truncate(spark, table, newer_truncate)
+    merge_source = typed_source(results, columns)
+    if keyless:
+        merge_keyless(spark, table, merge_source, columns)
+    else:
+        merge_keyed(spark, table, merge_source, columns)
+    # A tombstone is written when a key is deleted (a delete, a key move, a keyless row's last
+    # copy) and dropped when a key comes back over it; slow keys are recomputed from history.
+    if n_slow or tombstoned or kinds.get("DELETE") or kinds.get("DEC"):
+        merge_tombstones(spark, table, merge_source)
+    if not keyless and options.keeps_history(topic, source_table):
+        from spark_jobs import history  # built on this module's events and schema helpers
 
-            # The hour's keys, from the table's whole changelog; a TRUNCATE ends every key's version.
-            touched = None if newest_truncate else \
-                events.where(F.col("key").isNotNull()).select("key").distinct()
-            changes = table_changes(spark, changelog, options, source_table, topic, spellings)
-            history.update(spark, table, source, changes, touched, columns, options.buckets)
-        # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
-        # dropped the tombstones of replayed historic hours at once, so re-running an earlier
-        # hour afterwards resurrected deleted rows.
-        if not replay:
-            spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES "
-                      f"('{COMPACTED_THROUGH_PROPERTY}'={sql_literal(through_label)})")
-    finally:
-        results.unpersist()
+        # The hour's keys, from the table's whole changelog; a TRUNCATE ends every key's version.
+        touched = None if newest_truncate else \
+            events.where(F.col("key").isNotNull()).select("key").distinct()
+        changes = table_changes(spark, changelog, options, source_table, topic, spellings)
+        history.update(spark, table, source, changes, touched, columns, options.buckets)
+    # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
+    # dropped the tombstones of replayed historic hours at once, so re-running an earlier
+    # hour afterwards resurrected deleted rows.
+    if not replay:
+        spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES "
+                  f"('{COMPACTED_THROUGH_PROPERTY}'={sql_literal(through_label)})")
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
 
 
@@ -380,7 +378,9 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
         catching_up = {s: h for s, h in holds.items() if h.since <= hour}
         sources = sorted(set(topics) | set(catching_up), key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
-        events = change_events(changes).persist(REUSED)
+        # Checkpointed, not cached: each table's queries then plan a scan of the stored events,
+        # not the events' whole expression tree again.
+        events = change_events(changes).localCheckpoint()
         kinds = _kinds_by_table(events)
         declared_all: dict[SourceTable, dict[str, str | None]] | None
         try:
@@ -417,7 +417,6 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
                                      message=f"{type(exc).__name__}: {_first_line(exc)}")
                 failed.append(source_table)
             summary.tables.append(result)
-        events.unpersist()
     finally:
         changes.unpersist()
     _hold_failures(spark, summary, holds, failed, released=len(holds) < n_held)

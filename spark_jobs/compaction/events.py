@@ -55,7 +55,8 @@ def none_if_nan(value: Any) -> Any:
 
 
 def events_of_change(change: dict[str, Any]) -> list[dict[str, Any]]:
-    """The key-level events of one change row (empty for DDL; one table-level for TRUNCATE)."""
+    """The key-level events of one change row (empty for DDL; one table-level for TRUNCATE): the
+    reference :func:`change_events` is tested against (``tests/compaction/test_events_property``)."""
     op = change["op"]
     before, after = loads_or_none(change.get("before_json")), loads_or_none(change.get("after_json"))
     pk = json.loads(change["pk_json"]) if none_if_nan(change.get("pk_json")) else []

@@ -34,7 +34,8 @@ def in_order(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def fold_key(events: list[dict[str, Any]], base: str, stored_count: int = 0) -> dict[str, Any]:
-    """The state of one key after ``events`` (any order; duplicates once) on top of ``base``.
+    """The state of one key after ``events`` (any order; duplicates once) on top of ``base``: the
+    reference :func:`fold_events` is tested against (``tests/compaction/test_fold_property``).
 
     ``base`` is ``PRESENT`` (a stored live row, values unknown here: partial changes then set
     only their columns, ``replace`` stays False) or ``ABSENT`` (nothing, or a tombstone).
