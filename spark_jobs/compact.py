@@ -379,7 +379,7 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
         sources = sorted(set(topics) | set(catching_up), key=lambda s: tuple(str(part) for part in s))
         collisions = find_collisions(sources)
         # Checkpointed, not cached: each table's queries then plan a scan of the stored events,
-        # not the events' whole expression tree again.
+        # not the events' plan again.
         events = change_events(changes).localCheckpoint()
         kinds = _kinds_by_table(events)
         declared_all: dict[SourceTable, dict[str, str | None]] | None
