@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 
 from cdclake import table_names
 from cdclake.exceptions import ConfigError, GateFailed
+from cdclake.paths import bundled_dir
 from cdclake.zone_skew import zone_hint
 from spark_jobs import gate_frames, held_tables, history
 from spark_jobs.gate_history import import_gx
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STAGES = ("raw", "changelog", "current")
-SUITES_DIR = Path(__file__).resolve().parents[1] / "expectations"
+SUITES_DIR = bundled_dir("expectations")
 DATASOURCE = "cdclake_spark"
 PANDAS_DATASOURCE = "cdclake_pandas"
 # A batch of at most this many rows is validated in this process (GX's pandas engine) after one

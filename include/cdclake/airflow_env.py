@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cdclake.config import PipelineConfig
 from cdclake.exceptions import SetupError
-from cdclake.paths import PROJECT_ROOT, private_file, write_private
+from cdclake.paths import bundled_dir, import_paths, private_file, write_private
 
 ADMIN_USER = "admin"
 
@@ -63,8 +63,8 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
     venv_bin = str(Path(sys.executable).parent)
     env.update({
         "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(PROJECT_ROOT / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(PROJECT_ROOT / "plugins"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(bundled_dir("dags")),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(bundled_dir("plugins")),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
@@ -82,9 +82,10 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
         "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
         "CDCLAKE_HOME": str(config.home),
         "GX_ANALYTICS_ENABLED": "false",
-        "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(PROJECT_ROOT / "include"),
-                                       env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
     })
+    python_path = os.pathsep.join([*import_paths(), env.get("PYTHONPATH", "")]).strip(os.pathsep)
+    if python_path:
+        env["PYTHONPATH"] = python_path
     # Connections for the embedded default; a real deployment defines them in Airflow instead.
     env.setdefault("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT",
                    json.dumps(spark_connect_connection(config.spark_remote)))

@@ -7,8 +7,8 @@ CloudCanal, Canal, Debezium; plus bad messages), runs the hourly DAG for each ho
 test``, like ``cdclake run``), and prints the current-state tables, the quarantine summary, the
 gate results and where the Data Docs and the Airflow UI are.
 
-The messages are the manuals' examples kept as test fixtures (``tests/fixtures``), replayed with
-Kafka timestamps inside the demo hours.
+The messages are the manuals' examples kept as test fixtures (``tests/fixtures``; an installed
+wheel carries the demo's scenarios), replayed with Kafka timestamps inside the demo hours.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from cdclake.exceptions import CdclakeError
-from cdclake.paths import PROJECT_ROOT, state_home
+from cdclake.paths import bundled_dir, state_home
 
 if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
 
-FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
+FIXTURES = bundled_dir("demo")
 DEMO_HOURS = 3
 
 # topic -> (format, [fixture scenarios in order]); each scenario's messages are spread over the
@@ -199,7 +199,8 @@ def prepare_home(home: Path) -> None:
     (home / DEMO_MARKER).write_text("created by cdclake demo; the next demo here wipes this folder\n")
 
 
-def run_demo(home: Path, out: TextIO | None = None) -> int:
+def run_demo(home: Path, out: TextIO | None = None, run_hours: int = DEMO_HOURS) -> int:
+    """The demo in ``home``: every demo hour's traffic produced, the first ``run_hours`` of them run."""
     from cdclake import kafka_broker, spark_server
 
     out = sys.stdout if out is None else out  # as it is when called, not at import
@@ -228,10 +229,12 @@ def run_demo(home: Path, out: TextIO | None = None) -> int:
     produce(bootstrap, messages)
     say(f"produced {len(messages)} messages to {len(WORKLOAD)} topics over hours "
         f"{hours[0]:%Y-%m-%d %H:00} .. {hours[-1]:%H:00} UTC")
-    say("running the hourly DAG for each hour (airflow dags test) ...")
+    ran = hours[:run_hours]
+    say("running the hourly DAG for each hour (airflow dags test) ..." if ran == hours else
+        f"running the hourly DAG for the first {len(ran)} hour(s) (airflow dags test) ...")
     began = time.monotonic()
-    run_range(config, hours[0], hours[-1] + dt.timedelta(hours=1))
-    say(f"{len(hours)} hours ran in {time.monotonic() - began:.0f} s")
+    run_range(config, ran[0], ran[-1] + dt.timedelta(hours=1))
+    say(f"{len(ran)} hour(s) ran in {time.monotonic() - began:.0f} s")
     print_report(config, say)
     return 0
 
@@ -278,4 +281,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--home", type=Path,
                    help="demo state folder (default <state folder>/demo); wiped first, so it must be "
                         "new, empty or a previous demo's")
-    p.set_defaults(handler=lambda args: run_demo(args.home or state_home() / "demo"))
+    p.add_argument("--hours", type=int, choices=range(1, DEMO_HOURS + 1), default=DEMO_HOURS, metavar="N",
+                   help=f"run only the first N (1-{DEMO_HOURS}) of the {DEMO_HOURS} demo hours (the traffic "
+                        f"of all {DEMO_HOURS} is produced; default {DEMO_HOURS})")
+    p.set_defaults(handler=lambda args: run_demo(args.home or state_home() / "demo", run_hours=args.hours))
