@@ -2,7 +2,8 @@
 
 Each hour goes through the real DAG (``airflow dags test cdclake_hourly``), the same code path as
 a scheduled run or a backfill from the UI; its Spark tasks run on the state folder's Spark Connect
-server, started first if it does not run (``cdclake spark stop`` ends it). The hour ``H`` is the
+server, started first if it does not run and restarted if it is dead; another state folder's is
+refused (``cdclake.spark_server.ensure_running``; ``cdclake spark stop`` ends it). The hour ``H`` is the
 data interval ``[H, H+1h)``; ``airflow dags test`` is given the logical date ``H+1h`` because a
 manual run's data interval is the hour that ends at its logical date."""
 

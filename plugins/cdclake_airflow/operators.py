@@ -10,17 +10,22 @@ so its settings (the audit branch) never reach another task. Arguments are templ
 data interval, so a backfill of any range runs each hour's job for exactly that hour. Nothing
 here does I/O at DAG parse time.
 
-A server that cannot be reached, a gate that failed and a configuration error fail the task at
-once, without retries: they are not transient.
+A server that cannot be reached or must not be used (it does not answer, lost its scratch space,
+or was started for another state folder: ``cdclake.spark_server.check_server``, checked before
+the job and again when the job failed), a gate that failed and a configuration error fail the
+task at once, without retries: they are not transient.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.operators.spark_pyspark import PySparkOperator
+
+if TYPE_CHECKING:
+    from cdclake.config import PipelineConfig
 
 # The Airflow connection (type spark_connect) of the Spark Connect server.
 SPARK_CONN_ID = "spark_connect_default"
@@ -57,16 +62,47 @@ def run_job(job: str, args: list[str], spark: Any = None) -> None:
 
 
 def fail_unless_reachable(conn_id: str) -> None:
-    """Fail at once (no retries) when the connection's Spark Connect server does not listen."""
+    """Fail at once (no retries) when the connection's Spark Connect server does not listen, does
+    not answer, or must not be used by the task's state folder: a retry minutes later would find
+    it the same. One Config call when it is fine."""
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
     from airflow.sdk.exceptions import AirflowFailException
 
-    from cdclake.spark_server import SparkServerError, check_reachable
+    from cdclake.spark_server import SparkServerError, check_server
 
     try:
-        check_reachable(SparkConnectHook(conn_id).get_connection_url())
+        check_server(_task_config(), SparkConnectHook(conn_id).get_connection_url())
     except SparkServerError as exc:
         raise AirflowFailException(f"{exc} (Airflow connection {conn_id!r})") from None
+
+
+def lasting_server_problem(conn_id: str) -> str | None:
+    """Why the connection's server can run no job of this task's any more, when a retry would
+    find it the same (it lost its scratch space, or is another state folder's); None when it is
+    fine or may come back (not listening or not answering: it may be restarting)."""
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    from cdclake.spark_server import ServerNotUsable, SparkServerError, check_server
+
+    try:
+        check_server(_task_config(), SparkConnectHook(conn_id).get_connection_url())
+    except ServerNotUsable as exc:
+        return f"{exc} (Airflow connection {conn_id!r})" if exc.lasting else None
+    except SparkServerError:
+        return None
+    return None
+
+
+def _task_config() -> PipelineConfig | None:
+    """The task's configuration (its state folder: ``CDCLAKE_HOME``), which says whether the
+    connection is the state folder's own server; None when it does not load (the job says why)."""
+    from cdclake.config import load_config
+    from cdclake.exceptions import CdclakeError
+
+    try:
+        return load_config()
+    except CdclakeError:
+        return None
 
 
 def preload_gates() -> None:
@@ -105,4 +141,15 @@ class CdclakeSparkJobOperator(PySparkOperator):
             fail_unless_reachable(self.conn_id)
         if self.preload_gates and os.environ.get(TASKS_IN_ONE_PROCESS) == "1":
             preload_gates()
-        return super().execute_callable()
+        try:
+            return super().execute_callable()
+        except Exception as failure:
+            # A server that lost its scratch space under the job fails the same way on every
+            # retry: say so now.
+            from airflow.sdk.exceptions import AirflowFailException
+
+            problem = (lasting_server_problem(self.conn_id)
+                       if self.conn_id and not isinstance(failure, AirflowFailException) else None)
+            if problem:
+                raise AirflowFailException(problem) from failure
+            raise

@@ -1,13 +1,19 @@
 """The Spark Connect server: `cdclake spark start|status|stop` as a user runs it, isolated sessions,
-Spark SQL through `cdclake sql`, and clear failures when the server is not there."""
+Spark SQL through `cdclake sql`, and clear failures when the server is not there, is not this
+state folder's or lost its scratch space."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,23 +50,48 @@ def _listening(pid: int) -> dict[int, str]:
     return found
 
 
-def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
-    """A second server on a state folder and port of its own: listening on 127.0.0.1 only, a
-    second start and a stop without a server say so, `cdclake sql` reads Iceberg's metadata, and
-    after a kill -9 a client fails at once naming the URL and `cdclake spark start`."""
-    port = _free_port()
-    env = {**os.environ, "CDCLAKE_HOME": str(tmp_path)}
-    env.pop("CDCLAKE_SPARK_PORT", None)
-    env.pop("CDCLAKE_SPARK_REMOTE", None)
+def _cli(env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess]:
+    """`cdclake ARGS` as a user runs it, in ``env``."""
 
     def cli(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "cdclake.cli", *args], capture_output=True, text=True,
                               env=env, timeout=180)
 
+    return cli
+
+
+def _scratch(home: Path) -> Path:
+    from cdclake.spark_server import server_paths
+
+    return Path(server_paths(home).scratch_file.read_text())
+
+
+def _assert_private_scratch(scratch: Path, home: Path, port: int) -> None:
+    """The server's own scratch folder: under the system temp dir, named for it, 0700, outside
+    the state folder, holding Spark's block manager folder."""
+    assert scratch.parent == Path(tempfile.gettempdir()) and scratch.name.startswith(f"cdclake-spark-{port}-")
+    assert not scratch.is_relative_to(home)
+    assert stat.S_IMODE(scratch.stat().st_mode) == 0o700
+    assert any(entry.name.startswith("blockmgr-") for entry in scratch.iterdir())
+
+
+def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
+    """A second server on a state folder and port of its own: listening on 127.0.0.1 only, a
+    second start and a stop without a server say so, `cdclake sql` reads Iceberg's metadata, and
+    after a kill -9 a client fails at once naming the URL and `cdclake spark start`. Its scratch
+    space is its own, outside the state folder: when it is deleted under the server, a client fails
+    at once and `cdclake run`'s start restarts the server; a stop removes it."""
+    port = _free_port()
+    # The port of this test until the server runs (something else may listen on the file's 15002).
+    env = {**os.environ, "CDCLAKE_HOME": str(tmp_path), "CDCLAKE_SPARK_PORT": str(port)}
+    env.pop("CDCLAKE_SPARK_REMOTE", None)
+    cli = _cli(env)
+
     status = cli("spark", "status")
     assert (status.returncode, status.stdout.strip()) == (3, "Spark Connect server is not running")
     stopped = cli("spark", "stop")
     assert (stopped.returncode, stopped.stdout.strip()) == (0, "Spark Connect server is not running")
+    env.pop("CDCLAKE_SPARK_PORT")
     started = cli("spark", "start", "--port", str(port))
     assert started.returncode == 0, started.stderr
     assert f"listening on sc://127.0.0.1:{port}" in started.stdout
@@ -72,8 +103,11 @@ def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
         assert port in listening and set(listening.values()) <= LOOPBACK, listening
         again = cli("spark", "start", "--port", str(port))
         assert again.returncode == 0 and "already running" in again.stdout
+        scratch = _scratch(tmp_path)
+        _assert_private_scratch(scratch, tmp_path, port)
         status = cli("spark", "status")
         assert status.returncode == 0 and f"sc://127.0.0.1:{port}" in status.stdout
+        assert f"started from state folder {tmp_path}; scratch space {scratch}" in status.stdout
         # Other commands of the state folder follow the running server's port.
         made = cli("sql", "CREATE TABLE lakehouse.ops.probe (id bigint) USING iceberg")
         assert made.returncode == 0, made.stderr
@@ -105,11 +139,125 @@ def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
         assert "cdclake spark start" in failed.stderr
         restarted = cli("spark", "start", "--port", str(port))
         assert restarted.returncode == 0, restarted.stderr
-        assert cli("sql", "SELECT count(*) FROM lakehouse.ops.probe", "--format", "csv").stdout \
-            .splitlines() == ["count(1)", "3"]
+        assert not scratch.exists()  # the killed server's, removed by the next start
+        scratch = _scratch(tmp_path)
+
+        # A scratch space deleted under the server (a temp folder cleaner): refused at once, not a
+        # shuffle's FileNotFoundException; `cdclake run` (ensure_running) restarts the server.
+        shutil.rmtree(scratch)
+        pid = int(server_paths(tmp_path).pid_file.read_text())
+        began = time.monotonic()
+        lost = cli("sql", "SELECT 1")
+        assert time.monotonic() - began < 30
+        assert lost.returncode == 2
+        assert f"(pid {pid}) lost its scratch space {scratch}" in lost.stderr, lost.stderr
+        assert "restart it: `cdclake spark stop`, then `cdclake spark start`" in lost.stderr
+        ensure = subprocess.run([sys.executable, "-c", "from cdclake.config import load_config; "
+                                 "from cdclake.spark_server import ensure_running; "
+                                 "print(ensure_running(load_config()))"],
+                                capture_output=True, text=True, env=env, timeout=180)
+        assert ensure.stdout.strip() == f"sc://127.0.0.1:{port}", ensure.stderr
+        assert int(server_paths(tmp_path).pid_file.read_text()) != pid
+        scratch = _scratch(tmp_path)
+        _assert_private_scratch(scratch, tmp_path, port)
+        # A shuffle (into the new scratch space) over the rows written before the restarts.
+        assert cli("sql", "SELECT id % 2 AS k, count(*) AS n FROM lakehouse.ops.probe GROUP BY 1 ORDER BY 1",
+                   "--format", "csv").stdout.splitlines() == ["k,n", "0,1", "1,2"]
     finally:
         cli("spark", "stop")
     assert cli("spark", "status").returncode == 3
+    assert not scratch.exists()  # removed at stop
+
+
+def test_a_server_whose_state_folder_was_deleted_is_refused_and_stoppable(tmp_path, monkeypatch) -> None:
+    """The user's case: a server started from state folder A keeps listening after A is deleted.
+    From state folder B on the same port, `cdclake sql` fails at once naming the server's PID and
+    A (no shuffle into A's deleted scratch space, no Connect retries), `cdclake run`'s start
+    refuses it, `cdclake spark status` names A and the scratch space, a server that stops
+    answering is reported within the probe's timeout, and `cdclake spark stop` in B stops it
+    (nobody else could: its PID file went with A) and removes its scratch space."""
+    from cdclake.config import load_config
+    from cdclake.processes import pid_alive, stop_process
+    from cdclake.spark_server import ServerNotUsable, check_server, ensure_running, server_paths
+
+    port = _free_port()
+    home_a, home_b = tmp_path / "a", tmp_path / "b"
+    base = {k: v for k, v in os.environ.items() if k != "CDCLAKE_SPARK_REMOTE"}
+    cli_a = _cli({**base, "CDCLAKE_HOME": str(home_a), "CDCLAKE_SPARK_PORT": str(port)})
+    cli_b = _cli({**base, "CDCLAKE_HOME": str(home_b), "CDCLAKE_SPARK_PORT": str(port)})
+    started = cli_a("spark", "start")
+    assert started.returncode == 0, started.stderr
+    pid = int(server_paths(home_a).pid_file.read_text())
+    try:
+        scratch = _scratch(home_a)
+        _assert_private_scratch(scratch, home_a, port)
+        kept = cli_b("spark", "stop")  # A's, while A exists: not B's to stop
+        assert f"(pid {pid}) was started for state folder {home_a}: stop it there" in kept.stdout, kept.stdout
+        assert pid_alive(pid)
+        shutil.rmtree(home_a)
+
+        began = time.monotonic()
+        refused = cli_b("sql", "select id % 7, count(*) from range(100000) group by id % 7")
+        took = time.monotonic() - began
+        assert refused.returncode == 2 and took < 15, (took, refused.stderr)
+        assert (f"the Spark Connect server at sc://127.0.0.1:{port} (pid {pid}) was started for another "
+                f"state folder, {home_a}, which no longer exists, not for this one ({home_b})"
+                ) in refused.stderr
+        assert "`cdclake spark stop` here stops it" in refused.stderr
+        assert "NoSuchFileException" not in refused.stderr and "Traceback" not in refused.stderr
+
+        status = cli_b("spark", "status")
+        assert status.returncode == 3, status.stdout
+        assert (f"Spark Connect server running (pid {pid}), listening on sc://127.0.0.1:{port}; started "
+                f"from state folder {home_a} (which no longer exists); scratch space {scratch}"
+                ) in status.stdout
+        assert "not for this state folder" in status.stdout
+
+        # A DAG task of B: failed for good (AirflowFailException: no retry 5 minutes later), before
+        # its job and after a failed one.
+        task = subprocess.run(
+            [sys.executable, "-c", "from cdclake_airflow.operators import fail_unless_reachable, "
+                                   "lasting_server_problem as p; print(p('spark_probe')); "
+                                   "fail_unless_reachable('spark_probe')"],
+            capture_output=True, text=True, timeout=180,
+            env={**base, "CDCLAKE_HOME": str(home_b), "CDCLAKE_SPARK_PORT": str(port),
+                 "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                 "AIRFLOW_CONN_SPARK_PROBE": json.dumps({"conn_type": "spark_connect",
+                                                         "host": "sc://127.0.0.1", "port": port})})
+        assert task.returncode == 1
+        assert (f"AirflowFailException: the Spark Connect server at sc://127.0.0.1:{port} (pid {pid}) was "
+                f"started for another state folder, {home_a}") in task.stderr, task.stderr[-2000:]
+        assert f"(pid {pid}) was started for another state folder, {home_a}" in task.stdout
+
+        # In process: `cdclake run`'s start (never a restart of another folder's server), and a
+        # server that stops answering (SIGSTOP), still named through its scratch folder.
+        monkeypatch.setenv("CDCLAKE_HOME", str(home_b))
+        monkeypatch.setenv("CDCLAKE_SPARK_PORT", str(port))
+        monkeypatch.delenv("CDCLAKE_SPARK_REMOTE", raising=False)
+        config_b = load_config()
+        with pytest.raises(ServerNotUsable, match=f"pid {pid}.* was started for another state folder") as no:
+            ensure_running(config_b)
+        assert not no.value.restartable
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            with pytest.raises(ServerNotUsable, match=f"at sc://127.0.0.1:{port} \\(pid {pid}\\) does not "
+                                                      "answer a Spark Connect call within 2 s") as silent:
+                check_server(config_b, timeout=2)
+            assert time.monotonic() - began < 10
+            assert not silent.value.lasting  # a job that failed on it may retry: it may be restarting
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+        stopped = cli_b("spark", "stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stdout.strip() == (f"Spark Connect server stopped (pid {pid}), left running on port "
+                                          f"{port} by the deleted state folder {home_a}")
+        assert not pid_alive(pid) and not scratch.exists()
+        assert cli_b("spark", "status").stdout.strip() == "Spark Connect server is not running"
+    finally:
+        if pid_alive(pid):
+            stop_process(pid, 30, group=True)  # started in a session of its own
 
 
 def test_sessions_keep_their_settings_apart(config, spark) -> None:
