@@ -75,15 +75,16 @@ such twins fail the table, as Spark cannot tell them apart.
 ``_cdc_run_id`` is the ``run_id`` of the changelog row that last changed the row (the normalize run
 that produced it), so the tables are a pure function of the changelog.
 
-Layout: the main table is partitioned by ``bucket(N, _cdc_key)`` and sorted by ``_cdc_key``, with
-merge-on-read deletes/updates, so a MERGE writes delete files and new rows for affected keys only
-instead of rewriting data files.
+Layout: the main table is sorted by ``_cdc_key``, with merge-on-read deletes/updates, so a MERGE
+writes delete files and new rows for affected keys only instead of rewriting data files. It starts
+unpartitioned (a small table's MERGE costs about half a bucketed one's); the daily maintenance
+partitions it by ``bucket(N, _cdc_key)`` once it holds ``maintenance.bucket_rows`` rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,9 +115,11 @@ from spark_jobs.compaction.merge import (
     typed_source,
 )
 from spark_jobs.compaction.schema import (
+    NeedsExclusiveSession,
     check_no_image_twins,
     ensure_current_tables,
     evolve_schema,
+    sharing_session,
     sql_literal,
     table_exists,
     table_properties,
@@ -138,7 +141,7 @@ from spark_jobs.identifiers import (
     source_label,
     tombstone_table_name,
 )
-from spark_jobs.session import REUSED
+from spark_jobs.session import REUSED, concurrently
 from spark_jobs.tables import CHANGELOG, ensure_tables, in_catalog
 
 if TYPE_CHECKING:
@@ -359,6 +362,8 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     the summary, left unchanged by its remaining steps and held back (``held_tables``); the other
     tables are still compacted. A held table is tried again in every later hour with all its
     changes since the hour it was held from. Database-level changes (no table name) make no table.
+    Tables are compacted ``options.threads`` at a time on the one session: each is its own Iceberg
+    commits, and the server overlaps one table's planning and commits with another's jobs.
     """
     options = options or CompactionOptions()
     ensure_tables(spark)
@@ -387,40 +392,72 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             declared_all = declared_columns(changes)
         except IncompatibleSchemaChange:
             declared_all = None  # some table's types clash: find which, table by table
-        for source_table in sources:
+
+        def compact_source(source_table: SourceTable) -> TableResult:
             database, schema, table_name = source_table
             table = current_table_name(database, table_name, schema)
             label = source_label(database, table_name, schema)
             hold = catching_up.get(source_table)
-            try:
-                if table in collisions:
-                    raise IdentifierCollision(
-                        f"source tables {collisions[table]} all map to {table}; rename one of them "
-                        "(or set a distinct database) so each has its own current table")
-                if hold is not None:
-                    result = _catch_up(spark, source_table, hold.since, hour, options, changelog)
-                else:
-                    if len(topics[source_table]) > 1:
-                        raise IdentifierCollision(two_topics_message(label, sorted(topics[source_table])))
-                    [topic] = topics[source_table]
-                    declared = _declared_for(changes, source_table) if declared_all is None \
-                        else declared_all.get(source_table, {})
-                    result = compact_table(spark, source_table, changes, events, declared, hour,
-                                           options, changelog, kinds.get(source_table, []), topic)
-                if hold is not None:
-                    del holds[source_table]  # caught up
-            except (CompactionError, IdentifierCollision) as exc:
-                result = TableResult(label, table, "FAILED", 0, message=str(exc))
-                failed.append(source_table)
-            except Exception as exc:  # one table's Spark error never stops the others
-                result = TableResult(label, table, "FAILED", 0,
-                                     message=f"{type(exc).__name__}: {_first_line(exc)}")
+            if table in collisions:
+                raise IdentifierCollision(
+                    f"source tables {collisions[table]} all map to {table}; rename one of them "
+                    "(or set a distinct database) so each has its own current table")
+            if hold is not None:
+                return _catch_up(spark, source_table, hold.since, hour, options, changelog)
+            if len(topics[source_table]) > 1:
+                raise IdentifierCollision(two_topics_message(label, sorted(topics[source_table])))
+            [topic] = topics[source_table]
+            declared = _declared_for(changes, source_table) if declared_all is None \
+                else declared_all.get(source_table, {})
+            return compact_table(spark, source_table, changes, events, declared, hour,
+                                 options, changelog, kinds.get(source_table, []), topic)
+
+        for source_table, result in zip(sources, _each_table(spark, sources, compact_source, options.threads),
+                                        strict=True):
+            if result.status == "OK" and source_table in catching_up:
+                del holds[source_table]  # caught up
+            elif result.status != "OK":
                 failed.append(source_table)
             summary.tables.append(result)
     finally:
         changes.unpersist()
     _hold_failures(spark, summary, holds, failed, released=len(holds) < n_held)
     return summary
+
+
+def _each_table(spark: SparkSession, sources: Sequence[SourceTable],
+                compact_source: Callable[[SourceTable], TableResult], threads: int) -> list[TableResult]:
+    """``compact_source`` of every source table, ``threads`` at a time, as results in ``sources``'
+    order. A table whose column must be rewritten (:class:`NeedsExclusiveSession`) is compacted
+    again after the others, alone on the session."""
+    def attempt(source_table: SourceTable) -> TableResult | None:
+        with sharing_session():
+            try:
+                return _result_of(compact_source, source_table)
+            except NeedsExclusiveSession:
+                return None
+
+    if threads <= 1 or len(sources) <= 1:
+        return [_result_of(compact_source, s) for s in sources]
+    results = concurrently(spark, sources, attempt, threads)
+    return [result if result is not None else _result_of(compact_source, source_table)
+            for source_table, result in zip(sources, results, strict=True)]
+
+
+def _result_of(compact_source: Callable[[SourceTable], TableResult],
+               source_table: SourceTable) -> TableResult:
+    """One table's result; its failure is a ``FAILED`` result, never the others' end."""
+    database, schema, table_name = source_table
+    table = current_table_name(database, table_name, schema)
+    label = source_label(database, table_name, schema)
+    try:
+        return compact_source(source_table)
+    except NeedsExclusiveSession:
+        raise
+    except (CompactionError, IdentifierCollision) as exc:
+        return TableResult(label, table, "FAILED", 0, message=str(exc))
+    except Exception as exc:  # one table's Spark error never stops the others
+        return TableResult(label, table, "FAILED", 0, message=f"{type(exc).__name__}: {_first_line(exc)}")
 
 
 def _catch_up(spark: SparkSession, source_table: SourceTable, since: dt.datetime, hour: dt.datetime,
@@ -503,7 +540,8 @@ def _declared_for(changes: DataFrame, source_table: SourceTable) -> dict[str, st
 def options_from_config(config: PipelineConfig) -> CompactionOptions:
     return CompactionOptions(tombstone_retention_days=int(config.tombstone_retention_days),
                              table_prefixes=config.table_prefixes,
-                             history={t.name: t.history for t in config.topics if t.history})
+                             history={t.name: t.history for t in config.topics if t.history},
+                             threads=config.compaction_threads)
 
 
 def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: str,

@@ -35,6 +35,9 @@ CURRENT_NAMESPACE = "current"
 HISTORY_NAMESPACE = "history"  # SCD2 history tables (spark_jobs.history)
 NO_DATABASE = "nodb"
 TOMBSTONE_SUFFIX = table_names.TOMBSTONE_SUFFIX
+# Current and history tables are laid out by bucket(KEY_BUCKETS, _cdc_key) once large (a current
+# table starts unpartitioned: see compaction.schema.ensure_current_tables and maintenance).
+KEY_BUCKETS = 16
 # Tombstone-table property: the latest cut-off (epoch microseconds) below which maintenance has
 # purged tombstones by event time; compaction looks up the history of a late change below it.
 PURGED_BEFORE_PROPERTY = "cdc.tombstones-purged-before"

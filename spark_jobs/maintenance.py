@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdclake.config import MaintenanceConfig
-from spark_jobs.identifiers import CURRENT_NAMESPACE, PURGED_BEFORE_PROPERTY, TOMBSTONE_SUFFIX
+from spark_jobs.identifiers import CURRENT_NAMESPACE, KEY_BUCKETS, PURGED_BEFORE_PROPERTY, TOMBSTONE_SUFFIX
 
 if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS at parse time
     from pyspark.sql import SparkSession
@@ -264,18 +264,47 @@ def record_purge_cutoff(spark: SparkSession, qualified: str, cutoff: dt.datetime
 
 
 def rewrite_data_files(spark: SparkSession, catalog: str, table: str, options: MaintenanceOptions) -> Metrics:
-    """Bin-pack small files and apply delete files; first makes sure commits retry on conflict."""
+    """Bin-pack small files and apply delete files; first makes sure commits retry on conflict, and
+    buckets a current table that has grown large (:func:`bucket_when_large`), rewriting all its files."""
     raised = ensure_commit_retries(spark, catalog, table)
+    bucketed = bucket_when_large(spark, catalog, table, options.bucket_rows)
     rewrite = {
         "min-input-files": str(options.min_input_files),
         "delete-file-threshold": str(options.delete_file_threshold),
         "remove-dangling-deletes": "true",
         "partial-progress.enabled": "true",
     }
+    if bucketed:
+        rewrite["rewrite-all"] = "true"
     if options.target_file_size_bytes:
         rewrite["target-file-size-bytes"] = str(options.target_file_size_bytes)
     metrics = _counts(_call(spark, catalog, "rewrite_data_files", table, options=_option_map(rewrite)))
-    return {**metrics, "commit_retries_raised": int(raised)}
+    return {**metrics, "commit_retries_raised": int(raised), "bucketed": int(bucketed)}
+
+
+def bucket_when_large(spark: SparkSession, catalog: str, table: str, bucket_rows: int) -> bool:
+    """Partition a current-state table by ``bucket(KEY_BUCKETS, _cdc_key)`` once its ``main`` holds
+    ``bucket_rows`` live rows. Compaction creates it unpartitioned (a small table's MERGE costs less
+    so); a large one's MERGE then reads only the buckets its keys fall in. True when it did."""
+    namespace, _, _name = table.partition(".")
+    if namespace != CURRENT_NAMESPACE or is_tombstone_table(table):
+        return False
+    qualified = f"{catalog}.{checked_name(table)}"
+    described = spark.sql(f"DESCRIBE TABLE {qualified}").collect()
+    if any(str(r["col_name"]).startswith("Part ") for r in described):
+        return False  # partitioned already
+    found = spark.sql(f"SELECT s.summary FROM {qualified}.snapshots s JOIN {qualified}.refs r "
+                      "ON s.snapshot_id = r.snapshot_id WHERE r.name = 'main'").collect()
+    summary = dict(found[0]["summary"] or {}) if found else {}
+    live = sum(int(summary.get(k, 0)) * sign for k, sign in (
+        ("total-records", 1), ("total-position-deletes", -1), ("total-equality-deletes", -1)))
+    if live < bucket_rows:
+        return False
+    # The write order first: a table partitioned but still written unclustered would scatter
+    # small files; killed in between, the next run does both again.
+    spark.sql(f"ALTER TABLE {qualified} WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
+    spark.sql(f"ALTER TABLE {qualified} ADD PARTITION FIELD bucket({KEY_BUCKETS}, _cdc_key)")
+    return True
 
 
 def rewrite_position_delete_files(spark: SparkSession, catalog: str, table: str,

@@ -39,6 +39,7 @@ from pyspark.sql import SparkSession
 from cdclake.table_names import audit_branch
 from spark_jobs import hour_status
 from spark_jobs.identifiers import CURRENT_NAMESPACE, HISTORY_NAMESPACE, quote_table
+from spark_jobs.session import concurrently
 from spark_jobs.tables import CHANGELOG, HELD_TABLES, QUARANTINE, in_catalog
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def _changelog_last(tables: Iterable[str]) -> list[str]:
 
 
 def begin_attempt(spark: SparkSession, hour: dt.datetime,
-                  tables: Iterable[str] = AUDITED_TABLES) -> str:
+                  tables: Iterable[str] = AUDITED_TABLES, threads: int = 1) -> str:
     """Start an attempt at ``hour``: drop what an earlier unpublished attempt left on any table
     (when the changelog still holds the hour's branch), then branch ``tables`` fresh from main."""
     branch = audit_branch(hour)
@@ -87,7 +88,7 @@ def begin_attempt(spark: SparkSession, hour: dt.datetime,
         left = audited_tables(spark, hour)
         log.warning("hour %s: an earlier attempt left branch %s on %s; dropped before this attempt",
                     hour.isoformat(), branch, ", ".join(left))
-        discard(spark, left, hour)
+        discard(spark, left, hour, threads)
     return start_audit(spark, tables, hour)
 
 
@@ -107,12 +108,13 @@ def start_audit(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -
 
 
 def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime,
-            run_id: str = "manual") -> list[str]:
+            run_id: str = "manual", threads: int = 1) -> list[str]:
     """Fast-forward ``main`` of each table to the hour's audit branch, then drop the branch.
 
     Tables without the branch are skipped (already published, or not written this hour), so a
     second call completes an interrupted one; the tables published are returned, the changelog
-    last. ``ops.hour_status`` records the hour ``PUBLISHING`` before the first fast-forward and
+    last; ``threads`` tables at a time. ``ops.hour_status`` records the hour ``PUBLISHING`` before
+    the first fast-forward and
     ``PUBLISHED``, with each table's snapshot, after the last (see ``spark_jobs.hour_status``).
     """
     branch = audit_branch(hour)
@@ -125,12 +127,19 @@ def publish(spark: SparkSession, tables: Iterable[str], hour: dt.datetime,
     hour_status.record(spark, hour, hour_status.PUBLISH, run_id, hour_status.PUBLISHING,
                        [(t, None) for t in already + pending])
     snapshots = main_snapshots(spark, already)
-    for table in pending:
+
+    def fast_forward(table: str) -> int:
         [result] = spark.sql(f"CALL system.fast_forward(table => {_literal(in_catalog(spark, table))}, "
                              f"branch => 'main', to => {_literal(branch)})").collect()
-        snapshots[table] = result["updated_ref"]
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
         log.info("%s: main fast-forwarded to %s", table, branch)
+        return int(result["updated_ref"])
+
+    # The changelog's branch marks the attempt: it goes once every other table is published.
+    others = [t for t in pending if t != CHANGELOG]
+    snapshots.update(zip(others, concurrently(spark, others, fast_forward, threads), strict=True))
+    if CHANGELOG in pending:
+        snapshots[CHANGELOG] = fast_forward(CHANGELOG)
     hour_status.record(spark, hour, hour_status.PUBLISH, run_id, hour_status.PUBLISHED,
                        [(t, snapshots[t]) for t in already + pending])
     return pending
@@ -145,11 +154,18 @@ def main_snapshots(spark: SparkSession, tables: Sequence[str]) -> dict[str, int]
     return {r["t"]: r["snapshot_id"] for r in spark.sql(union).collect()}
 
 
-def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime) -> None:
-    """Drop the hour's audit branch of each table; ``main`` stays as it is."""
+def discard(spark: SparkSession, tables: Iterable[str], hour: dt.datetime, threads: int = 1) -> None:
+    """Drop the hour's audit branch of each table (``threads`` at a time, the changelog last);
+    ``main`` stays as it is."""
     branch = audit_branch(hour)
-    for table in _changelog_last(tables):
+
+    def drop(table: str) -> None:
         spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} DROP BRANCH IF EXISTS `{branch}`")
+
+    tables = list(tables)
+    concurrently(spark, [t for t in tables if t != CHANGELOG], drop, threads)
+    if CHANGELOG in tables:
+        drop(CHANGELOG)
 
 
 def current_tables(spark: SparkSession) -> list[str]:
@@ -179,15 +195,16 @@ def audit_candidates(spark: SparkSession) -> list[str]:
 
 
 def apply_action(spark: SparkSession, hour: dt.datetime, run_id: str, action: str = "publish",
-                 tables: Sequence[str] | None = None) -> list[str]:
-    """Apply ``action`` (:data:`ACTIONS`) to the hour's audit branch; returns the tables it touched."""
+                 tables: Sequence[str] | None = None, threads: int = 1) -> list[str]:
+    """Apply ``action`` (:data:`ACTIONS`) to the hour's audit branch, ``threads`` tables at a time;
+    returns the tables it touched."""
     if action == "start":
         chosen = list(dict.fromkeys([*AUDITED_TABLES, *(tables or ())]))
-        begin_attempt(spark, hour, chosen)
+        begin_attempt(spark, hour, chosen, threads)
         return chosen
     if action == "publish":
         chosen = list(tables) if tables else audit_candidates(spark)
-        return publish(spark, chosen, hour, run_id)
+        return publish(spark, chosen, hour, run_id, threads)
     chosen = list(tables) if tables else audited_tables(spark, hour)
-    discard(spark, chosen, hour)
+    discard(spark, chosen, hour, threads)
     return chosen

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -24,12 +25,14 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from cdclake.config import PipelineConfig, load_config
-from cdclake.spark_server import catalog_conf, check_reachable
+from cdclake.spark_server import catalog_conf, check_server
 
 # How a job keeps a frame it reads several times: Spark's own default for Dataset.cache() (memory,
 # else disk; deserialized). PySpark's StorageLevel.MEMORY_AND_DISK is the serialized form, which
 # copies every cached batch through the serializer (8 s of 43 s when normalize cached 1M messages).
 REUSED = StorageLevel.MEMORY_AND_DISK_DESER
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def empty_frame(spark: SparkSession, schema: StructType) -> DataFrame:
@@ -52,15 +55,17 @@ def local_frame(spark: SparkSession, rows: Sequence[Mapping[str, Any] | Sequence
 def connect(config: PipelineConfig, app_name: str = "cdclake") -> SparkSession:
     """A new Spark Connect session on the configured server (``cdclake spark start``): its own
     settings and temporary state, released by ``stop()``. Fails at once, naming the URL and the
-    command that starts the server, when nothing listens there."""
-    check_reachable(config.spark_remote)
+    command that starts the server, when nothing listens there; and when the server there does
+    not answer, lost its scratch space or was started for another state folder
+    (:func:`cdclake.spark_server.check_server`: one Config call)."""
+    check_server(config)
     session = SparkSession.builder.remote(config.spark_remote).create()
     return use_catalog(session, config, app_name)
 
 
 def use_catalog(session: SparkSession, config: PipelineConfig, app_name: str) -> SparkSession:
-    """Point ``session`` at the state folder's Iceberg catalog (runtime settings: one server serves
-    any state folder) and tag its operations with ``app_name``."""
+    """Point ``session`` at the state folder's Iceberg catalog (runtime settings: each session
+    brings its own) and tag its operations with ``app_name``."""
     # Results stream back in one call, without reattachable execution: its release calls go
     # through a process-wide thread pool that closing any session shuts down, and a session
     # closed by garbage collection in the middle of another's query deadlocked that query (a
@@ -91,3 +96,20 @@ def job_session(config_file: str | None, app_name: str,
         yield config, session
     finally:
         session.stop()
+
+
+def concurrently(spark: SparkSession, items: Sequence[T], work: Callable[[T], R], threads: int) -> list[R]:
+    """``work`` of every item, ``threads`` at a time on ``spark`` (one Connect session), as results in
+    ``items``' order. Made for many small Iceberg commits (one per table): the server overlaps one
+    table's planning and commit with another's jobs. ``work`` handles its own errors."""
+    if threads <= 1 or len(items) <= 1:
+        return [work(item) for item in items]
+    tags = spark.getTags()
+
+    def tagged(item: T) -> R:
+        for tag in tags:  # a Connect session's tags are per thread: spark.interruptTag reaches these
+            spark.addTag(tag)
+        return work(item)
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cdclake-table") as pool:
+        return list(pool.map(tagged, items))

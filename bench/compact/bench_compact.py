@@ -13,8 +13,12 @@ All in one run, on one Spark Connect server (local[2]):
   fold not timed), rolled back; then ``compact_hour``. Prints both, the ratio compact/floor and the
   rate. Sizes ratio: the first count's compaction in the largest vs the smallest table.
 * **tables**: an hour of T tables x 5 changes against an hour of one table x 5T changes, each on
-  tables an earlier (untimed) hour created with 5 rows per table; each with its floor, one bare
-  MERGE per table (``--sizes ''`` runs only this part, ``--tables 0`` skips it).
+  tables an earlier (untimed) hour created with 5 rows per table; each with two floors: one bare
+  MERGE per table, and the **commit floor**, one metadata-only commit per table (pyiceberg
+  ``add_files`` of a prewritten one-row Parquet file, on the same catalog), serially, rolled back
+  (``--sizes ''`` runs only this part, ``--tables 0`` skips it).
+
+``--threads`` is ``compaction.threads``: tables compacted at once on the session.
 
 Uses its own state folder (``--home`` to keep one).
 """
@@ -124,6 +128,40 @@ def floor_merge(spark: Any, table: str, hour: dt.datetime, source_table: str | N
     return elapsed
 
 
+def commit_floor(spark: Any, tables: list[str]) -> float:
+    """Time one metadata-only commit per table, serially: pyiceberg appends a one-row data file
+    written beforehand (not timed), on the catalog Spark writes; then each table is rolled back
+    to where it was."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+
+    from cdclake.catalog import open_catalog
+    from cdclake.config import load_config
+    from spark_jobs.tables import in_catalog
+
+    catalog = open_catalog(load_config())
+    prepared, before = [], []
+    for n, name in enumerate(tables):
+        table = catalog.load_table(name)
+        schema = schema_to_pyarrow(table.schema(), include_field_ids=False)
+        row: dict[str, Any] = {f.name: None for f in schema}
+        row.update({"id": 10**9 + n, "_cdc_key": f'["{10**9 + n}"]', "_cdc_order_key": "V0"})
+        files = list(_dataframe_to_data_files(table.metadata, pa.Table.from_pylist([row], schema=schema),
+                                              table.io))
+        prepared.append((table, files))
+        before.append(table.metadata.current_snapshot_id)
+    t0 = time.time()
+    for table, files in prepared:
+        with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+            for data_file in files:
+                append.append_data_file(data_file)
+    elapsed = time.time() - t0
+    catalog_name = spark.conf.get("spark.sql.defaultCatalog")
+    for name, snapshot in zip(tables, before, strict=True):
+        spark.sql(f"CALL {catalog_name}.system.rollback_to_snapshot('{in_catalog(spark, name)}', {snapshot})")
+    return elapsed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="table sizes, comma separated")
@@ -132,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                         "largest")
     parser.add_argument("--tables", type=int, default=200, help="tables of the many-tables hour (0: skip)")
     parser.add_argument("--buckets", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=4, help="compaction.threads (1: one table at a time)")
     parser.add_argument("--home", help="state folder (default: a new temporary folder)")
     args = parser.parse_args(argv)
     os.environ["CDCLAKE_HOME"] = args.home or tempfile.mkdtemp(prefix="cdclake-bench-")
@@ -151,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ensure_running(config)  # the state folder's Spark Connect server (cdclake spark stop ends it)
     spark = connect(config, "cdclake-bench-compact")
     ensure_tables(spark)
-    options = CompactionOptions(buckets=args.buckets)
+    options = CompactionOptions(buckets=args.buckets, threads=args.threads)
     hours = iter(HOUR0 + dt.timedelta(hours=h) for h in range(1000))
 
     def compact(hour: dt.datetime) -> tuple[float, Any]:
@@ -194,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.tables:
         per_table, n = 5, 5 * args.tables
-        times, floors = {}, {}
+        times, floors, commits = {}, {}, {}
         for label, tables in (("many", args.tables), ("one", 1)):
             rows_per_table = n // tables
             table_of = F.concat(F.lit("t"), (F.col("i") % tables).cast("string"))
@@ -208,15 +247,19 @@ def main(argv: list[str] | None = None) -> int:
             kind = F.when(slot < 2, 0).when(slot == 2, 6).when(slot == 3, 8).otherwise(9)
             key = F.when(slot == 4, key + rows_per_table).otherwise(key)
             land(changelog_rows(spark, hour, n, f"bench{label}", table_of, key, kind), hour)
-            # The floor: one bare MERGE per table, as every table is its own Iceberg commit.
-            floors[label] = sum(floor_merge(spark, f"current.bench{label}__t{t}", hour, f"t{t}")
-                                for t in range(tables))
+            names = [f"current.bench{label}__t{t}" for t in range(tables)]
+            # The floors: one bare MERGE per table, and one metadata-only commit per table.
+            floors[label] = sum(floor_merge(spark, name, hour, f"t{t}") for t, name in enumerate(names))
+            commits[label] = commit_floor(spark, names)
             times[label], summary = compact(hour)
-            print(f"{tables:>4} table(s) x {rows_per_table:>5} changes: floor={floors[label]:6.1f}s  "
-                  f"compact={times[label]:6.1f}s  compact/floor={times[label] / floors[label]:4.2f} "
-                  f"({len(summary.tables)} tables)", flush=True)
+            print(f"{tables:>4} table(s) x {rows_per_table:>5} changes: commit floor={commits[label]:6.1f}s  "
+                  f"MERGE floor={floors[label]:6.1f}s  compact={times[label]:6.1f}s  "
+                  f"compact/commit floor={times[label] / commits[label]:5.2f}  "
+                  f"compact/MERGE floor={times[label] / floors[label]:4.2f}  ({len(summary.tables)} tables, "
+                  f"threads={args.threads})", flush=True)
         print(f"many/one: compact {times['many'] / times['one']:.2f}, "
-              f"floor {floors['many'] / floors['one']:.2f}", flush=True)
+              f"MERGE floor {floors['many'] / floors['one']:.2f}, "
+              f"commit floor {commits['many'] / commits['one']:.2f}", flush=True)
     spark.stop()
     stop_server(config.home)  # the one this bench started, if any
     return 0

@@ -1,6 +1,7 @@
 """Benchmark: the hourly DAG's cost per hour through ``cdclake run`` on the Spark Connect server.
 
-    .venv/bin/python bench/hour/run.py [--hours 24] [--only empty|demo] [--keep] [--histogram]
+    PYTHONPATH=. .venv/bin/python bench/hour/run.py [--hours 24] [--only empty|demo|tables|big] [--keep]
+        [--histogram] [--tables 200] [--changes 1000000 --rows 10000000]
 
 In a private state folder (own broker, own Spark Connect server):
   1. **empty**: ``--hours`` hours of the demo's topics with no message in them: the pipeline's
@@ -9,8 +10,14 @@ In a private state folder (own broker, own Spark Connect server):
      messages, 17 source tables), the demo's three hours repeated.
 Each hour is one ``airflow dags test`` (as ``cdclake run`` does it). Prints the per-hour median
 and each task's median duration (from Airflow's task instances). The server is started (and
-warmed by one hour, not counted) before the timed hours. Not a test: figures go in
-bench/README.md.
+warmed by one hour, not counted) before the timed hours. Two more parts run alone, on Canal JSON
+topics of their own (``--only``):
+  3. **tables**: an hour of ``--tables`` tables x 5 changes against an hour of 10 tables x
+     (``--tables`` / 2) changes (the same number of changes), on tables the warm-up hour created;
+  4. **big**: one hour of ``--changes`` changes (70% updates, 10% deletes, 20% inserts, ten rows a
+     message) over 20 tables seeded with ``--rows`` rows in all, against an empty hour before it:
+     the end-to-end rate after the empty hour's fixed cost.
+Not a test: figures go in bench/README.md.
 """
 
 from __future__ import annotations
@@ -102,6 +109,98 @@ def heap_histogram(pid: int, top: int = 15) -> str:
     return "\n".join(lines[head:head + 2 + top])
 
 
+def _tables_part(config: PipelineConfig, bootstrap: str, tables: int) -> None:
+    """``tables`` tables x 5 changes in one hour, 10 tables x ``tables // 2`` in the next."""
+    from bench.hour import canal_traffic as canal
+    from cdclake import demo
+
+    few_changes = tables * 5 // 10
+    demo.produce(bootstrap, canal.created("bench.many", "many", tables, 5, WARM_HOUR)
+                 + canal.created("bench.few", "few", 10, few_changes, WARM_HOUR))
+    print(f"warm-up hour: creates {tables} + 10 tables (not counted)")
+    _run_hours(config, [WARM_HOUR])
+    many, few = WARM_HOUR + dt.timedelta(hours=1), WARM_HOUR + dt.timedelta(hours=2)
+    demo.produce(bootstrap, canal.changed("bench.many", "many", tables, 5, many)
+                 + canal.changed("bench.few", "few", 10, few_changes, few))
+    [many_s] = _run_hours(config, [many])
+    _report(f"{tables} tables x 5 changes", [many_s], _task_medians(config, [many]))
+    [few_s] = _run_hours(config, [few])
+    _report(f"10 tables x {few_changes} changes", [few_s], _task_medians(config, [few]))
+    print(f"\n{tables}-table hour / 10-table hour: {many_s / few_s:.2f}")
+
+
+def _big_part(config: PipelineConfig, bootstrap: str, changes: int, rows: int) -> None:
+    """An empty hour, then one of ``changes`` changes over 20 tables seeded with ``rows`` rows."""
+    from bench.hour import canal_traffic as canal
+    from cdclake import demo
+
+    tables = 20
+    _seed_big(config, tables, rows // tables)
+    print("warm-up hour: empty (not counted)")
+    _run_hours(config, [WARM_HOUR])
+    empty, big = WARM_HOUR + dt.timedelta(hours=1), WARM_HOUR + dt.timedelta(hours=2)
+    [empty_s] = _run_hours(config, [empty])
+    _report("empty hour", [empty_s], _task_medians(config, [empty]))
+    began = time.monotonic()
+    messages = list(canal.big_hour("bench.big", "big", tables, rows // tables, changes, big))
+    demo.produce(bootstrap, messages)
+    print(f"produced {len(messages):,} messages ({changes:,} changes) in {time.monotonic() - began:.1f} s")
+    [big_s] = _run_hours(config, [big])
+    _report(f"{changes:,} changes into {rows:,} rows", [big_s], _task_medians(config, [big]))
+    print(f"\nend to end after the empty hour: {changes / max(big_s - empty_s, 1e-9):,.0f} changes/s "
+          f"({big_s:.1f} s - {empty_s:.1f} s)")
+
+
+def _seed_big(config: PipelineConfig, tables: int, rows: int) -> None:
+    """Current tables as earlier hours would have left them: ``rows`` live rows each, older than
+    any change of the timed hour (written directly, not through the DAG)."""
+    from pyspark.sql import functions as F
+
+    from bench.hour.canal_traffic import TABLE_COLUMNS
+    from spark_jobs.compaction.layout import CompactionOptions
+    from spark_jobs.compaction.schema import ensure_current_tables, evolve_schema
+    from spark_jobs.session import connect
+    from spark_jobs.tables import ensure_tables
+
+    began = time.monotonic()
+    spark = connect(config, "cdclake-bench-hour-seed")
+    try:
+        ensure_tables(spark)
+        for t in range(tables):
+            table = f"current.big__t{t}"
+            ensure_current_tables(spark, table, f"big.t{t}", False, CompactionOptions(), "bench.big")
+            evolve_schema(spark, table, TABLE_COLUMNS)
+            key = F.col("id").cast("string")
+            spark.range(rows).select(
+                F.col("id"), F.concat(F.lit("name-"), key, F.lit("-0")).alias("name"),
+                (F.col("id") % 1000).cast("decimal(12,2)").alias("amount"), F.lit(0).alias("qty"),
+                F.to_json(F.array(key)).alias("_cdc_key"), F.lit("INSERT").alias("_cdc_op"),
+                F.lit(dt.datetime(2024, 1, 1)).cast("timestamp").alias("_cdc_event_time"),
+                F.concat(F.lit("V"), F.lpad(key, 20, "0"), F.lit("||0000000000|"), F.lpad(key, 20, "0"),
+                         F.lit("|0000000000")).alias("_cdc_order_key"),
+                F.lit("bench.big").alias("_cdc_kafka_topic"), F.lit(0).alias("_cdc_kafka_partition"),
+                F.col("id").alias("_cdc_kafka_offset"), F.lit("seed").alias("_cdc_run_id"),
+            ).writeTo(table).append()
+    finally:
+        spark.stop()
+    print(f"seeded {tables} tables x {rows:,} rows in {time.monotonic() - began:.1f} s")
+
+
+def _config_text(kafka_port: int, only: str | None) -> str:
+    from cdclake import demo
+
+    if only == "tables":
+        topics = ["bench.many", "bench.few"]
+    elif only == "big":
+        topics = ["bench.big"]
+    else:
+        return demo.demo_config(kafka_port)
+    lines = ["kafka:", f"  port: {kafka_port}", "topics:"]
+    for topic in topics:
+        lines += [f"  - name: {topic}", "    format: canal_json"]
+    return "\n".join([*lines, ""])
+
+
 def _report(name: str, seconds: list[float], tasks: dict[str, float]) -> None:
     order = ["plan", "land", "validate_raw", "normalize", "validate_changelog", "compact",
              "validate_current", "publish"]
@@ -113,7 +212,11 @@ def _report(name: str, seconds: list[float], tasks: dict[str, float]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=int, default=24)
-    parser.add_argument("--only", choices=["empty", "demo"])
+    parser.add_argument("--only", choices=["empty", "demo", "tables", "big"])
+    parser.add_argument("--tables", type=int, default=200,
+                        help="tables of the many-tables hour (--only tables)")
+    parser.add_argument("--changes", type=int, default=1_000_000, help="changes of the big hour (--only big)")
+    parser.add_argument("--rows", type=int, default=10_000_000, help="rows the big hour's tables hold")
     parser.add_argument("--keep", action="store_true", help="keep the state folder (printed)")
     parser.add_argument("--histogram", action="store_true",
                         help="print the classes holding most of the server's live heap at the end")
@@ -127,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                       CDCLAKE_KAFKA_PORT=str(kafka_port), CDCLAKE_SPARK_PORT=str(kafka_broker.free_port()))
     for remote in ("CDCLAKE_KAFKA_BOOTSTRAP", "CDCLAKE_SPARK_REMOTE"):
         os.environ.pop(remote, None)
-    (home / "pipeline.yml").write_text(demo.demo_config(kafka_port))
+    (home / "pipeline.yml").write_text(_config_text(kafka_port, args.only))
     from cdclake.airflow_env import ensure_airflow_db
     from cdclake.config import load_config
 
@@ -141,8 +244,14 @@ def main(argv: list[str] | None = None) -> int:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        for future in admin.create_topics([NewTopic(t, 1, 1) for t in demo.WORKLOAD]).values():
+        for future in admin.create_topics([NewTopic(t.name, 1, 1) for t in config.topics]).values():
             future.result()
+        if args.only == "tables":
+            _tables_part(config, bootstrap, args.tables)
+            return 0
+        if args.only == "big":
+            _big_part(config, bootstrap, args.changes, args.rows)
+            return 0
         print("warming the server with one empty hour (not counted)")
         _run_hours(config, [WARM_HOUR])
         start = WARM_HOUR + dt.timedelta(hours=1)

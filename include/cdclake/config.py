@@ -106,6 +106,8 @@ class MaintenanceConfig:
     # ... or any data file with at least this many delete files (merge-on-read current tables).
     delete_file_threshold: int = 1
     target_file_size_bytes: int | None = None
+    # A current table (created unpartitioned) is bucketed by key once it holds this many rows.
+    bucket_rows: int = 1_000_000
     # GX validation results and Data Docs pages of gates older than this are deleted (the
     # durable record is ops.gate_results).
     gate_results_retention_days: int = 30
@@ -137,6 +139,8 @@ class PipelineConfig:
     start_date: dt.datetime = DEFAULT_START_DATE
     # landing.max_transaction_stall_hours: an open transaction may hold a partition back this long.
     max_transaction_stall_hours: float = 2.0
+    # compaction.threads: tables compacted at once (each its own Iceberg commits) on one session.
+    compaction_threads: int = 4
 
     def topic(self, name: str) -> TopicConfig:
         for topic in self.topics:
@@ -219,6 +223,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
                                or (raw.get("schedule") or {}).get("start_date")),
         max_transaction_stall_hours=_stall_hours(
             (raw.get("landing") or {}).get("max_transaction_stall_hours")),
+        compaction_threads=_compaction_threads((raw.get("compaction") or {}).get("threads")),
     )
     masking.register(masking.uri_password(config.catalog_uri))
     masking.register_settings(config.kafka_options)
@@ -270,6 +275,14 @@ def _refuse_literal_secrets(raw: dict[str, Any], file: Path) -> None:
             f"{file} holds literal secrets in {', '.join(found)}: write ${{NAME}} there and set the "
             "environment variable NAME (or keep Kafka credentials in the Airflow connection "
             "kafka.airflow_conn_id names); the file is not a place for passwords")
+
+
+def _compaction_threads(value: object) -> int:
+    if value is None:
+        return 4
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"compaction.threads must be a whole number of at least 1, got {value!r}")
+    return value
 
 
 def _stall_hours(value: object) -> float:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spark_jobs.identifiers import (
+    KEY_BUCKETS,
     source_label,
 )
 
@@ -52,11 +53,13 @@ class IncompatibleSchemaChange(CompactionError):
 @dataclass(frozen=True)
 class CompactionOptions:
     tombstone_retention_days: int = 7
-    buckets: int = 16
+    buckets: int = KEY_BUCKETS
     # topic -> its ``table_prefix``: the topic's source tables are its own (see :func:`table_space`)
     table_prefixes: Mapping[str, str] = field(default_factory=dict)
     # topic -> the source tables ("db.table" or "table"; "*": all) that keep an SCD2 history
     history: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Tables compacted at once on the session (see ``compact_hour``); 1 compacts one at a time.
+    threads: int = 4
 
     def keeps_history(self, topic: str | None, source_table: SourceTable) -> bool:
         chosen = self.history.get(topic or "", ())

@@ -3,7 +3,9 @@ widening types, and the spellings a table's columns already have."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -40,6 +42,26 @@ from spark_jobs.tables import in_catalog
 
 if TYPE_CHECKING:
     pass
+
+# Set in a thread that compacts one table of several at once (``compact_hour``'s pool).
+_concurrent = threading.local()
+
+
+class NeedsExclusiveSession(Exception):
+    """A column rewrite must write ``main`` with the session's audit branch unset, which no other
+    table's compaction may see: the table is compacted again once no other table is."""
+
+
+@contextmanager
+def sharing_session() -> Iterator[None]:
+    """Mark this thread's compaction as one of several on one session (see
+    :class:`NeedsExclusiveSession`)."""
+    _concurrent.active = True
+    try:
+        yield
+    finally:
+        _concurrent.active = False
+
 
 def check_no_image_twins(changes: DataFrame, source: str) -> None:
     """Refuse images that hold two columns differing only by case: no case-insensitive source
@@ -112,14 +134,15 @@ def ensure_current_tables(spark: SparkSession, table: str, source: str, keyless:
                 f"{table} was created {'keyless' if not keyless else 'keyed'}... changes of {source!r} now "
                 f"{'have no key' if keyless else 'carry keys'}; drop the table and re-run its hours")
     else:
+        # Unpartitioned, sorted by key: a small table's MERGE costs about half a bucketed one's.
+        # Maintenance buckets it by key once it holds maintenance.bucket_rows rows.
         occurrence = f", {OCCURRENCE} int" if keyless else ""
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS {main} ({meta}{occurrence}) USING iceberg "
-            f"PARTITIONED BY (bucket({options.buckets}, _cdc_key)) TBLPROPERTIES ({TABLE_PROPERTIES}, "
+            f"TBLPROPERTIES ({TABLE_PROPERTIES}, "
             f"'{SOURCE_PROPERTY}'={sql_literal(source)}, '{KEYLESS_PROPERTY}'='{str(keyless).lower()}'"
             + ("" if topic is None else f", '{TOPIC_PROPERTY}'={sql_literal(topic)}") + ")")
-        spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} "
-                  "WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY _cdc_key")
+        spark.sql(f"ALTER TABLE {quote_table(in_catalog(spark, table))} WRITE LOCALLY ORDERED BY _cdc_key")
     if not table_exists(spark, tombstone_table_name(table)):
         spark.sql(f"CREATE TABLE IF NOT EXISTS {tomb} ({meta}) USING iceberg TBLPROPERTIES "
                   f"({TABLE_PROPERTIES}, '{SOURCE_PROPERTY}'={sql_literal(source)})")
@@ -185,6 +208,8 @@ def change_column_type(spark: SparkSession, table: str, name: str, current: str,
     # not the hour's branch: a schema is table-wide, so values written to the branch only would
     # leave main reading NULL until the hour publishes (or for good, if it never does). Compaction
     # widens before its first write to the table's branch, so main is still the branch's base.
+    if getattr(_concurrent, "active", False):
+        raise NeedsExclusiveSession(f"{table} column {name!r}: {current} to {target} rewrites the column")
     temp = quote(WIDEN_PREFIX + name)
     spark.sql(f"ALTER TABLE {t} ADD COLUMN {temp} {target}")
     branch = spark.conf.get("spark.wap.branch", None)

@@ -34,8 +34,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         raise ConfigError(f"--branch {args.branch} is not the audit branch of hour {hour_text(args.hour)} "
                           f"({branch}); pass the hour's branch or omit --branch")
     name = f"cdclake-publish-{hour_text(args.hour)}"
-    with job_session(args.config, name, spark) as (_config, spark):
-        touched = apply_action(spark, args.hour, args.run_id, args.action, args.tables)
+    with job_session(args.config, name, spark) as (config, spark):
+        touched = apply_action(spark, args.hour, args.run_id, args.action, args.tables,
+                               config.compaction_threads)
         print(json.dumps({"action": args.action, "branch": branch, "tables": touched}))
         return 0
 

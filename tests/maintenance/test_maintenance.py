@@ -318,3 +318,45 @@ def test_maintenance_defers_a_table_under_an_hour_in_flight_and_the_hour_still_p
     assert summary.results[0].metrics["rewritten_data_files_count"] == 4
     assert _rows(spark, f"SELECT * FROM {table}") == [
         ("k0", "v0"), ("k1", "v1"), ("k2", "v2"), ("k9", "the hour")]
+
+
+def _partitioning(spark, table: str) -> list[str]:
+    return [f"{r['data_type']}" for r in spark.sql(f"DESCRIBE TABLE {table}").collect()
+            if str(r["col_name"]).startswith("Part ")]
+
+
+@pytest.mark.slow
+def test_a_current_table_is_bucketed_by_key_once_large(spark):
+    """Compaction creates current tables unpartitioned; maintenance buckets one by key once it
+    holds ``bucket_rows`` live rows, rewriting every file into the bucketed layout, data unchanged."""
+    from spark_jobs.compaction.layout import CompactionOptions
+    from spark_jobs.compaction.schema import ensure_current_tables, evolve_schema
+
+    large, small = "current.mt__grown", "current.mt__small"
+    for table in (large, small):
+        spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+        ensure_current_tables(spark, table, table.split(".")[1], False, CompactionOptions(), "mt")
+        evolve_schema(spark, table, {"v": "string"})
+        assert _partitioning(spark, table) == []
+    for i in range(3):  # three commits of two rows; one deleted: five live rows
+        spark.sql(f"INSERT INTO {large} (_cdc_key, v) VALUES ('k{i}', 'a{i}'), ('j{i}', 'b{i}')")
+    spark.sql(f"DELETE FROM {large} WHERE _cdc_key = 'j0'")
+    spark.sql(f"INSERT INTO {small} (_cdc_key, v) VALUES ('k0', 'a0')")
+    before = {t: _rows(spark, f"SELECT * FROM {t}") for t in (large, small)}
+    options = MaintenanceOptions(bucket_rows=5)
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+    first = maintain(spark, "lakehouse", now, "bucket__1", options, ["rewrite_data_files"],
+                     tables=[large, small])
+    assert first.failures == []
+    assert {r.table: r.metrics["bucketed"] for r in first.results} == {large: 1, small: 0}
+    assert _partitioning(spark, large) == ["bucket(16, _cdc_key)"] and _partitioning(spark, small) == []
+    assert {t: _rows(spark, f"SELECT * FROM {t}") for t in (large, small)} == before
+    specs = {r[0] for r in spark.sql(f"SELECT spec_id FROM {large}.data_files").collect()}
+    assert specs == {1}, specs  # every file rewritten into the bucketed spec
+    assert _count(spark, f"SELECT count(*) FROM {large}.delete_files") == 0
+
+    again = maintain(spark, "lakehouse", now, "bucket__2", options, ["rewrite_data_files"],
+                     tables=[large, small])
+    assert {r.table: r.metrics["bucketed"] for r in again.results} == {large: 0, small: 0}
+    assert {t: _rows(spark, f"SELECT * FROM {t}") for t in (large, small)} == before
