@@ -1,10 +1,10 @@
 """The one place a job gets its SparkSession: a Spark Connect session on the server.
 
-The server (``cdclake.spark_server``) holds the Spark configuration: the Iceberg catalog
-``lakehouse`` (a SQL (JDBC) catalog on SQLite plus a local warehouse folder by default, the same
-catalog pyiceberg opens, ``cdclake.catalog``), the jars and the session defaults. Job entry
-points (``spark_jobs/jobs/``), the CLI and the test suite call :func:`connect`; transforms
-receive DataFrames and never build sessions.
+The server (``cdclake.spark_server``) holds the Spark configuration (``cdclake.spark_conf``):
+the Iceberg catalog ``lakehouse`` (a SQL (JDBC) catalog on SQLite plus a local warehouse folder by
+default, the same catalog pyiceberg opens, ``cdclake.catalog``), the jars and the session
+defaults. Job entry points (``spark_jobs/jobs/``), the CLI and the test suite call
+:func:`connect`; transforms receive DataFrames and never build sessions.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from cdclake.config import PipelineConfig, load_config
-from cdclake.spark_server import catalog_conf, check_server
+from cdclake.spark_check import check_server
+from cdclake.spark_conf import catalog_conf
 
 # How a job keeps a frame it reads several times: Spark's own default for Dataset.cache() (memory,
 # else disk; deserialized). PySpark's StorageLevel.MEMORY_AND_DISK is the serialized form, which
@@ -57,7 +58,7 @@ def connect(config: PipelineConfig, app_name: str = "cdclake") -> SparkSession:
     settings and temporary state, released by ``stop()``. Fails at once, naming the URL and the
     command that starts the server, when nothing listens there; and when the server there does
     not answer, lost its scratch space or was started for another state folder
-    (:func:`cdclake.spark_server.check_server`: one Config call)."""
+    (:func:`cdclake.spark_check.check_server`: one Config call)."""
     check_server(config)
     session = SparkSession.builder.remote(config.spark_remote).create()
     return use_catalog(session, config, app_name)

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from cdclake.config import load_config
-    from cdclake.spark_server import ensure_running
+    from cdclake.spark_check import ensure_running
     from cdclake.spark_server import stop as stop_server
     from spark_jobs.compact import compact_hour
     from spark_jobs.compaction.layout import CompactionOptions

@@ -81,7 +81,7 @@ def main() -> int:
 
     from cdclake.config import load_config
     from cdclake.formats.base import FormatOptions
-    from cdclake.spark_server import ensure_running
+    from cdclake.spark_check import ensure_running
     from cdclake.spark_server import stop as stop_server
     from spark_jobs.decode_spark import TopicFormat
     from spark_jobs.normalize import READ_SPLIT_BYTES, normalize_hour

@@ -83,7 +83,7 @@ def start(port: int, host: str = "127.0.0.1") -> int:
     if pid:
         print(f"Airflow already running (pid {pid}); UI at {url}")
         return 0
-    from cdclake.spark_server import ensure_running
+    from cdclake.spark_check import ensure_running
 
     print(f"Spark Connect server for the DAGs' tasks: {ensure_running(config)}")
     ensure_airflow_db(config)

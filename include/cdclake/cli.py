@@ -42,9 +42,9 @@ def _kafka(args: argparse.Namespace) -> int:
 
 
 def _spark(args: argparse.Namespace) -> int:
-    from cdclake import spark_server
+    from cdclake import spark_cli
 
-    return spark_server.command(args.action, port=args.port, host=args.host)
+    return spark_cli.command(args.action, port=args.port, host=args.host)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,10 @@ class BrokerError(CdclakeError):
     """The embedded Kafka broker could not be started, stopped or reached."""
 
 
+class SparkServerError(CdclakeError):
+    """The Spark Connect server could not be started, stopped or reached."""
+
+
 class SetupError(CdclakeError):
     """Something set-up should have installed is missing (jars, venv)."""
 

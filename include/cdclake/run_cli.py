@@ -3,7 +3,7 @@
 Each hour goes through the real DAG (``airflow dags test cdclake_hourly``), the same code path as
 a scheduled run or a backfill from the UI; its Spark tasks run on the state folder's Spark Connect
 server, started first if it does not run and restarted if it is dead; another state folder's is
-refused (``cdclake.spark_server.ensure_running``; ``cdclake spark stop`` ends it). The hour ``H`` is the
+refused (``cdclake.spark_check.ensure_running``; ``cdclake spark stop`` ends it). The hour ``H`` is the
 data interval ``[H, H+1h)``; ``airflow dags test`` is given the logical date ``H+1h`` because a
 manual run's data interval is the hour that ends at its logical date."""
 
@@ -121,7 +121,7 @@ def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
               conf: dict[str, object] | None = None, out: TextIO | None = None) -> list[Path]:
     # sys.stderr as it is when called (a default argument would keep the one at import time).
     out = sys.stderr if out is None else out
-    from cdclake.spark_server import ensure_running
+    from cdclake.spark_check import ensure_running
 
     hours = hours_between(start, end)
     ensure_running(config)

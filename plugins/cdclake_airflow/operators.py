@@ -11,7 +11,7 @@ data interval, so a backfill of any range runs each hour's job for exactly that 
 here does I/O at DAG parse time.
 
 A server that cannot be reached or must not be used (it does not answer, lost its scratch space,
-or was started for another state folder: ``cdclake.spark_server.check_server``, checked before
+or was started for another state folder: ``cdclake.spark_check.check_server``, checked before
 the job and again when the job failed), a gate that failed and a configuration error fail the
 task at once, without retries: they are not transient.
 """
@@ -68,7 +68,8 @@ def fail_unless_reachable(conn_id: str) -> None:
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
     from airflow.sdk.exceptions import AirflowFailException
 
-    from cdclake.spark_server import SparkServerError, check_server
+    from cdclake.exceptions import SparkServerError
+    from cdclake.spark_check import check_server
 
     try:
         check_server(_task_config(), SparkConnectHook(conn_id).get_connection_url())
@@ -82,7 +83,8 @@ def lasting_server_problem(conn_id: str) -> str | None:
     fine or may come back (not listening or not answering: it may be restarting)."""
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
-    from cdclake.spark_server import ServerNotUsable, SparkServerError, check_server
+    from cdclake.exceptions import SparkServerError
+    from cdclake.spark_check import ServerNotUsable, check_server
 
     try:
         check_server(_task_config(), SparkConnectHook(conn_id).get_connection_url())

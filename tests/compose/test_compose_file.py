@@ -211,7 +211,7 @@ def test_the_pool_the_dags_use_is_the_pool_compose_creates():
 def test_airflow_environment_gives_a_distributed_pipeline_config(compose):
     """The CDCLAKE_* variables compose sets are the ones load_config reads, with real services."""
     from cdclake.config import load_config
-    from cdclake.spark_server import jdbc_url
+    from cdclake.spark_conf import jdbc_url
 
     env = {k: str(v) for k, v in compose["services"]["airflow-scheduler"]["environment"].items()}
     config = load_config(env=env)
@@ -242,8 +242,8 @@ def _spark_submit_args(command: list[str]) -> tuple[dict[str, str], dict[str, st
 def test_spark_connect_runs_the_server_with_the_projects_jars_and_extensions(compose, monkeypatch):
     """The spark-connect service: Spark's SparkConnectServer on the standalone cluster, with the
     project's jars, both session extensions, the JVM fast path's function catalog, the s3a
-    settings and the session defaults of cdclake.spark_server; never the catalog (sessions set it)."""
-    from cdclake import spark_server
+    settings and the session defaults of cdclake.spark_conf; never the catalog (sessions set it)."""
+    from cdclake import spark_conf, spark_server
 
     service = compose["services"]["spark-connect"]
     command = service["command"]
@@ -261,8 +261,8 @@ def test_spark_connect_runs_the_server_with_the_projects_jars_and_extensions(com
 
     assert conf["spark.sql.extensions"] == (
         "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,cdclake.jvm.Extensions")
-    assert conf["spark.sql.extensions"] == f"{spark_server.ICEBERG_EXTENSIONS},{spark_server.JAR_EXTENSIONS}"
-    assert conf[f"spark.sql.catalog.{spark_server.FUNCTIONS_CATALOG}"] == spark_server.FUNCTIONS_CLASS
+    assert conf["spark.sql.extensions"] == f"{spark_conf.ICEBERG_EXTENSIONS},{spark_conf.JAR_EXTENSIONS}"
+    assert conf[f"spark.sql.catalog.{spark_conf.FUNCTIONS_CATALOG}"] == spark_conf.FUNCTIONS_CLASS
     assert conf["spark.sql.catalog.cdclake_jvm"] == "cdclake.jvm.Functions"
     assert conf["spark.sql.session.timeZone"] == "UTC"
     assert conf["spark.connect.grpc.binding.address"] == "0.0.0.0"
@@ -276,13 +276,13 @@ def test_spark_connect_runs_the_server_with_the_projects_jars_and_extensions(com
     assert "spark.sql.defaultCatalog" not in conf
 
     # The same session defaults as `cdclake spark start` on one machine.
-    monkeypatch.delenv(spark_server.EXTRA_JAVA_OPTIONS_ENV, raising=False)
-    settings = spark_server.SparkSettings(catalog_name="lakehouse", catalog_uri="sqlite:///catalog.db",
-                                          warehouse="file:///warehouse", jars=())
-    catalog = spark_server.catalog_conf(settings.catalog_name, settings.catalog_uri, settings.warehouse)
-    defaults = {k: v for k, v in spark_server.session_conf(settings).items() if k not in catalog}
+    monkeypatch.delenv(spark_conf.EXTRA_JAVA_OPTIONS_ENV, raising=False)
+    settings = spark_conf.SparkSettings(catalog_name="lakehouse", catalog_uri="sqlite:///catalog.db",
+                                        warehouse="file:///warehouse", jars=())
+    catalog = spark_conf.catalog_conf(settings.catalog_name, settings.catalog_uri, settings.warehouse)
+    defaults = {k: v for k, v in spark_conf.session_conf(settings).items() if k not in catalog}
     assert defaults and {k: conf.get(k) for k in defaults} == defaults
-    assert conf["spark.driver.extraJavaOptions"] == spark_server.JAVA_OPTIONS
+    assert conf["spark.driver.extraJavaOptions"] == spark_conf.JAVA_OPTIONS
 
     # s3a: spark-defaults.conf (mounted, under SPARK_CONF_DIR) and the workers' credentials.
     env = service["environment"]

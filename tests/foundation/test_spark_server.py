@@ -153,7 +153,7 @@ def test_cli_start_status_sql_kill_and_stop(tmp_path) -> None:
         assert f"(pid {pid}) lost its scratch space {scratch}" in lost.stderr, lost.stderr
         assert "restart it: `cdclake spark stop`, then `cdclake spark start`" in lost.stderr
         ensure = subprocess.run([sys.executable, "-c", "from cdclake.config import load_config; "
-                                 "from cdclake.spark_server import ensure_running; "
+                                 "from cdclake.spark_check import ensure_running; "
                                  "print(ensure_running(load_config()))"],
                                 capture_output=True, text=True, env=env, timeout=180)
         assert ensure.stdout.strip() == f"sc://127.0.0.1:{port}", ensure.stderr
@@ -178,7 +178,8 @@ def test_a_server_whose_state_folder_was_deleted_is_refused_and_stoppable(tmp_pa
     (nobody else could: its PID file went with A) and removes its scratch space."""
     from cdclake.config import load_config
     from cdclake.processes import pid_alive, stop_process
-    from cdclake.spark_server import ServerNotUsable, check_server, ensure_running, server_paths
+    from cdclake.spark_check import ServerNotUsable, check_server, ensure_running
+    from cdclake.spark_server import server_paths
 
     port = _free_port()
     home_a, home_b = tmp_path / "a", tmp_path / "b"
@@ -291,7 +292,7 @@ def test_the_jvm_fast_path_is_registered_without_a_client_jvm(spark) -> None:
 def test_an_unreachable_server_fails_at_once_with_the_url_and_the_command(config) -> None:
     from dataclasses import replace
 
-    from cdclake.spark_server import SparkServerError
+    from cdclake.exceptions import SparkServerError
     from spark_jobs.session import connect
 
     remote = f"sc://127.0.0.1:{_free_port()}"
