@@ -41,6 +41,7 @@ from cdclake.zone_skew import zone_hint
 from spark_jobs import gate_frames, held_tables, history
 from spark_jobs.gate_history import import_gx
 from spark_jobs.identifiers import (
+    CURRENT_NAMESPACE,
     HISTORY_NAMESPACE,
     current_table_name,
     history_table_name,
@@ -48,7 +49,7 @@ from spark_jobs.identifiers import (
     source_schema,
     tombstone_table_name,
 )
-from spark_jobs.publish import current_tables, namespace_tables, tables_with_branch
+from spark_jobs.publish import current_tables, hour_candidates, namespace_tables, tables_with_branch
 from spark_jobs.session import REUSED, local_frame
 from spark_jobs.tables import CHANGELOG, GATE_RESULTS, ensure_tables, replace_small
 
@@ -432,9 +433,11 @@ def _current_targets(spark: SparkSession, hour: dt.datetime, branch: str | None,
     if tables:
         on_branch = set(tables_with_branch(spark, tables, branch)) if branch else set()
         return [(t, branch if t in on_branch else None) for t in tables]
-    existing = current_tables(spark)
     if branch:
-        return [(t, branch) for t in tables_with_branch(spark, existing, branch)]
+        candidates = hour_candidates(spark, hour) or current_tables(spark)
+        current = [t for t in candidates if t.startswith(f"{CURRENT_NAMESPACE}.")]
+        return [(t, branch) for t in tables_with_branch(spark, current, branch)]
+    existing = current_tables(spark)
     touched = (spark.table(CHANGELOG).where(F.col("landed_hour") == F.lit(hour).cast("timestamp"))
                .select("kafka_topic", "database", "schema_name", "table_name").distinct().collect())
     prefixes = prefixes or {}

@@ -38,7 +38,13 @@ from pyspark.sql import SparkSession
 
 from cdclake.table_names import audit_branch
 from spark_jobs import hour_status
-from spark_jobs.identifiers import CURRENT_NAMESPACE, HISTORY_NAMESPACE, quote_table
+from spark_jobs.identifiers import (
+    CURRENT_NAMESPACE,
+    HISTORY_NAMESPACE,
+    history_table_name,
+    quote_table,
+    tombstone_table_name,
+)
 from spark_jobs.session import concurrently
 from spark_jobs.tables import CHANGELOG, HELD_TABLES, QUARANTINE, in_catalog
 
@@ -194,6 +200,22 @@ def audit_candidates(spark: SparkSession) -> list[str]:
             *namespace_tables(spark, HISTORY_NAMESPACE)]
 
 
+def hour_candidates(spark: SparkSession, hour: dt.datetime) -> list[str] | None:
+    """The tables the hour may have written to its audit branch: the changelog, the quarantine,
+    the held tables, and the current tables compaction recorded for the hour in
+    ``ops.hour_status`` with their tombstone and history tables; None when compaction recorded
+    nothing for the hour (then every table is a candidate: :func:`audit_candidates`). An hour's
+    gate and publish then look at the tables it touched, not at every table of the lakehouse."""
+    compacted = hour_status.recorded(spark, hour, hour_status.COMPACT)
+    if compacted is None:
+        return None
+    existing = set(current_tables(spark)) | set(namespace_tables(spark, HISTORY_NAMESPACE))
+    touched = [name for table in compacted[1]
+               for name in (table, tombstone_table_name(table), history_table_name(table))
+               if name in existing]
+    return list(dict.fromkeys([*AUDITED_TABLES, *COMPACTION_TABLES, *touched]))
+
+
 def apply_action(spark: SparkSession, hour: dt.datetime, run_id: str, action: str = "publish",
                  tables: Sequence[str] | None = None, threads: int = 1) -> list[str]:
     """Apply ``action`` (:data:`ACTIONS`) to the hour's audit branch, ``threads`` tables at a time;
@@ -203,7 +225,7 @@ def apply_action(spark: SparkSession, hour: dt.datetime, run_id: str, action: st
         begin_attempt(spark, hour, chosen, threads)
         return chosen
     if action == "publish":
-        chosen = list(tables) if tables else audit_candidates(spark)
+        chosen = list(tables) if tables else hour_candidates(spark, hour) or audit_candidates(spark)
         return publish(spark, chosen, hour, run_id, threads)
     chosen = list(tables) if tables else audited_tables(spark, hour)
     discard(spark, chosen, hour, threads)
