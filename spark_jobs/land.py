@@ -3,7 +3,8 @@
 The plan (``cdclake.offsets.OffsetPlan``) is made on the Airflow side by time; here its ranges
 are anchored to ``ops.offset_ledger`` (each starts where the previous landed hour ended:
 ``cdclake.offsets.anchor_to_ledger``) and checked against the ledger and the low watermarks
-(``check_continuity``: holes and retention gaps fail). Spark's Kafka source reads each
+(``check_continuity``: holes and retention gaps fail) and against each topic's start
+(``cdclake.topic_starts``: no hole before its first landed hour either). Spark's Kafka source reads each
 ``[start, end)`` with ``read_committed`` isolation (transaction markers and aborted messages leave
 offset gaps and no rows), and the hour's rows of the planned topics are replaced. The ledger gets
 one row per topic-partition-hour, with how late its messages were.
@@ -38,6 +39,8 @@ from cdclake.offsets import (
     anchor_to_ledger,
     check_continuity,
 )
+from cdclake.topic_starts import StartRules, check_start
+from spark_jobs import topic_starts
 from spark_jobs.session import local_frame
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables, in_catalog
 
@@ -303,8 +306,11 @@ def _check_relanded_counts(kafka_rows: DataFrame, plan: OffsetPlan,
 
 
 def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str, str], run_id: str, *,
-              accept_gaps: bool = False, reland: bool = False) -> LandingSummary:
-    """Check, read, write: the whole landing of one planned hour (see the module docstring)."""
+              accept_gaps: bool = False, reland: bool = False,
+              starts: StartRules | None = None) -> LandingSummary:
+    """Check, read, write: the whole landing of one planned hour (see the module docstring).
+    With ``starts``, an hour after a topic's start lands only once an hour since then has
+    (``cdclake.topic_starts``)."""
     ensure_tables(spark)
     recorded = recorded_hour(spark, plan.hour, plan.topics)
     if accept_gaps and recorded:
@@ -324,6 +330,7 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
     work = replace(plan, topics=fresh, ranges=tuple(r for r in plan.ranges if r.topic in fresh))
     relanded = {t: recorded[t] for t in fresh if t in recorded}
     neighbours = ledger_neighbours(spark, work)
+    _check_starts(spark, starts, tuple(t for t in fresh if t not in relanded), plan.hour, run_id, neighbours)
     if relanded:
         again = _relanded_ranges(replace(work, topics=tuple(relanded)), relanded)
         new = anchor_to_ledger(replace(work, topics=tuple(t for t in fresh if t not in relanded),
@@ -349,7 +356,21 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
     return LandingSummary(plan.hour, run_id, sum(e.landed_count for e in every), tuple(every))
 
 
-def skip_hour(spark: SparkSession, plan: OffsetPlan, run_id: str, reason: str) -> LandingSummary:
+def _check_starts(spark: SparkSession, starts: StartRules | None, topics: Sequence[str], hour: dt.datetime,
+                  run_id: str, neighbours: Mapping[tuple[str, int], LedgerNeighbours]) -> None:
+    if starts is None or not topics:
+        return
+    begins = topic_starts.resolve(spark, starts, topics, hour, run_id, LANDED_STATUSES)
+    latest: dict[str, dt.datetime | None] = {}
+    for (topic, _partition), around in neighbours.items():
+        if around.latest_hour is not None:
+            landed = dt.datetime.strptime(around.latest_hour, "%Y-%m-%dT%H:00:00Z")
+            latest[topic] = max(landed, latest.get(topic) or landed)
+    check_start(hour, begins, latest)
+
+
+def skip_hour(spark: SparkSession, plan: OffsetPlan, run_id: str, reason: str,
+              starts: StartRules | None = None) -> LandingSummary:
     """Record ``plan``'s hour as skipped: an empty range where the previous hour ended, so the
     hour's offsets land in the next hour. Refused for an hour already landed."""
     if not reason.strip():
@@ -360,6 +381,7 @@ def skip_hour(spark: SparkSession, plan: OffsetPlan, run_id: str, reason: str) -
         raise LandingError(f"hour {plan.start} of {', '.join(sorted(recorded))} is landed already; "
                            "only an hour never landed can be skipped")
     neighbours = ledger_neighbours(spark, plan)
+    _check_starts(spark, starts, plan.topics, plan.hour, run_id, neighbours)
     anchored = anchor_to_ledger(plan, neighbours)
     check_continuity(anchored, neighbours)  # no hole before it
     entries = [PartitionLanding(r.topic, r.partition, r.start, r.start, 0, None, None, STATUS_SKIPPED,
@@ -396,10 +418,11 @@ def run(spark: SparkSession, config: PipelineConfig, hour: dt.datetime, run_id: 
     if plan.hour != hour:
         raise LandingError(f"the offset plan is for hour {plan.start}, not {hour_text(hour)}; "
                            "pass the plan made for this run's data interval")
+    starts = StartRules.from_config(config)
     if skip is not None:
-        return skip_hour(spark, plan, run_id, skip)
+        return skip_hour(spark, plan, run_id, skip, starts)
     return land_hour(spark, plan, spark_kafka_options(kafka_client_config(config)), run_id,
-                     accept_gaps=accept_gaps, reland=reland)
+                     accept_gaps=accept_gaps, reland=reland, starts=starts)
 
 
 def summary_dict(summary: LandingSummary) -> dict:

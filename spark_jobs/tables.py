@@ -20,6 +20,7 @@ from cdclake.table_names import (
     QUARANTINE,
     RAW_MESSAGES,
     RUN_STATS,
+    TOPIC_STARTS,
 )
 
 RAW_MESSAGES_DDL = """
@@ -51,6 +52,15 @@ OFFSET_LEDGER_DDL = """
     recorded_at timestamp,
     late_messages bigint,
     max_lateness_ms bigint
+"""
+
+# Where each topic's history begins (see cdclake.topic_starts): one row per topic.
+TOPIC_STARTS_DDL = """
+    topic string NOT NULL,
+    start_hour timestamp NOT NULL,
+    origin string NOT NULL,
+    run_id string NOT NULL,
+    recorded_at timestamp
 """
 
 QUARANTINE_DDL = """
@@ -128,6 +138,7 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     # landing some topics of an hour never touches the others.
     (RAW_MESSAGES, RAW_MESSAGES_DDL, "landed_hour, topic", "topic, `partition`, `offset`"),
     (OFFSET_LEDGER, OFFSET_LEDGER_DDL, "", "landed_hour, topic, `partition`"),
+    (TOPIC_STARTS, TOPIC_STARTS_DDL, "", "topic"),
     # Partitioned by landing hour (the unit of replacement); each write task's rows sorted by
     # table and event time (OWN_PROPERTIES), so that per-table reads skip files and row groups
     # by their min/max statistics.

@@ -81,4 +81,16 @@ def ops_catalog(root: Path) -> tuple[SimpleNamespace, dict[str, Any]]:
         with table.update_spec() as spec:
             spec.add_field("landed_hour", IdentityTransform(), "landed_hour")
         tables[name] = table
+    tables[TOPIC_STARTS] = catalog.create_table(TOPIC_STARTS, schema=topic_starts_schema())
     return config, tables
+
+
+TOPIC_STARTS = "ops.topic_starts"
+
+
+def topic_starts_schema() -> Any:
+    import pyarrow as pa
+
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema([("topic", pa.string()), ("start_hour", ts), ("origin", pa.string()),
+                      ("run_id", pa.string()), ("recorded_at", ts)])

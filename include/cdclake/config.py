@@ -71,6 +71,9 @@ class TopicConfig:
     # SCD2 history tables (history.<db>__<table>): ("*",) for every table of the topic, or the
     # tables named ("db.table" or "table"); from ``history: true`` or a list.
     history: tuple[str, ...] = ()
+    # Where the topic's history begins (see cdclake.topic_starts), for a topic added to a running
+    # lake whose earlier hours are to be landed; hour-aligned, UTC.
+    start_date: dt.datetime | None = None
 
 
 # Formats whose decoder reads ``binary_encoding`` and ``update_images_swapped`` (the Canal
@@ -137,6 +140,9 @@ class PipelineConfig:
     # The hourly DAG's first data interval; the scheduler catches up from here, older hours are
     # backfills. Hour-aligned, UTC.
     start_date: dt.datetime = DEFAULT_START_DATE
+    # Set by the user (file or CDCLAKE_START_DATE): the lake's history begins there, so an hour
+    # after it lands only once the hours before it have (see cdclake.topic_starts).
+    start_date_explicit: bool = False
     # landing.max_transaction_stall_hours: an open transaction may hold a partition back this long.
     max_transaction_stall_hours: float = 2.0
     # compaction.threads: tables compacted at once (each its own Iceberg commits) on one session.
@@ -197,6 +203,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     port = int(env.get("CDCLAKE_KAFKA_PORT") or _running_broker_port(home) or kafka.get("port") or 9092)
     bootstrap = env.get("CDCLAKE_KAFKA_BOOTSTRAP") or kafka.get("bootstrap_servers") or f"localhost:{port}"
     topics = tuple(_topic(t) for t in raw.get("topics") or [])
+    start_date = env.get("CDCLAKE_START_DATE") or (raw.get("schedule") or {}).get("start_date")
     spark_port = int(env.get("CDCLAKE_SPARK_PORT") or _running_spark_port(home) or spark.get("port") or 15002)
     spark_remote = str(env.get("CDCLAKE_SPARK_REMOTE") or spark.get("remote") or f"sc://127.0.0.1:{spark_port}")
     config = PipelineConfig(
@@ -219,8 +226,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         max_value_bytes=int((raw.get("normalize") or {}).get("max_value_bytes", 4 * 1024 * 1024)),
         home=home,
         maintenance=_maintenance(raw.get("maintenance") or {}),
-        start_date=_start_date(env.get("CDCLAKE_START_DATE")
-                               or (raw.get("schedule") or {}).get("start_date")),
+        start_date=_start_date(start_date),
+        start_date_explicit=start_date not in (None, ""),
         max_transaction_stall_hours=_stall_hours(
             (raw.get("landing") or {}).get("max_transaction_stall_hours")),
         compaction_threads=_compaction_threads((raw.get("compaction") or {}).get("threads")),
@@ -300,8 +307,9 @@ def _stall_hours(value: object) -> float:
     return hours
 
 
-def _start_date(value: object) -> dt.datetime:
-    """``schedule.start_date``: an ISO hour (``2025-02-03T07:00:00Z``); zone-less means UTC."""
+def _start_date(value: object, name: str = "schedule.start_date") -> dt.datetime:
+    """``schedule.start_date`` (or a topic's): an ISO hour (``2025-02-03T07:00:00Z``); zone-less
+    means UTC."""
     if value is None or value == "":
         return DEFAULT_START_DATE
     if isinstance(value, dt.datetime):
@@ -312,11 +320,11 @@ def _start_date(value: object) -> dt.datetime:
         try:
             parsed = dt.datetime.fromisoformat(str(value).strip())
         except ValueError:
-            raise ConfigError(f"schedule.start_date {value!r} is not an ISO date-time "
+            raise ConfigError(f"{name} {value!r} is not an ISO date-time "
                               "(e.g. 2025-02-03T07:00:00Z)") from None
     parsed = parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
     if (parsed.minute, parsed.second, parsed.microsecond) != (0, 0, 0):
-        raise ConfigError(f"schedule.start_date {value!r} must be on the hour: the DAG runs hourly intervals")
+        raise ConfigError(f"{name} {value!r} must be on the hour: the DAG runs hourly intervals")
     return parsed
 
 
@@ -398,6 +406,8 @@ def _topic(raw: dict[str, Any]) -> TopicConfig:
                                        else str(raw["unavailable_value_placeholder"])),
         table_prefix=None if raw.get("table_prefix") is None else str(raw["table_prefix"]),
         history=_history(raw),
+        start_date=(None if raw.get("start_date") in (None, "")
+                    else _start_date(raw["start_date"], f"topic {raw['name']!r}: 'start_date'")),
     )
     if topic.table_prefix is not None and not _TABLE_PREFIX.fullmatch(topic.table_prefix):
         raise ConfigError(f"topic {topic.name!r}: 'table_prefix' must be lower-case letters and "

@@ -22,9 +22,9 @@ from cdclake import cli_args, table_names
 from cdclake.cli_args import hour_text
 from cdclake.exceptions import CdclakeError
 
-LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD = (tuple(name.split(".")) for name in (
+LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD, STARTS = (tuple(name.split(".")) for name in (
     table_names.OFFSET_LEDGER, table_names.RUN_STATS, table_names.GATE_RESULTS, table_names.HOUR_STATUS,
-    table_names.HELD_TABLES))
+    table_names.HELD_TABLES, table_names.TOPIC_STARTS))
 # Normalize's counters shown per hour (ops.run_stats metrics).
 COUNTS = ("raw_messages", "change_rows", "control_messages", "quarantined_messages")
 HELD_EXPECTATION = table_names.HELD_EXPECTATION
@@ -118,7 +118,7 @@ def _rows_of(reader: Any, task: Any) -> list[dict[str, Any]]:
     """One data file's rows, timestamps as naive UTC."""
     rows: list[dict[str, Any]] = reader.to_table([task]).to_pylist()
     for row in rows:
-        for name in ("landed_hour", "since", "failed_hour"):
+        for name in ("landed_hour", "since", "failed_hour", "start_hour"):
             if row.get(name) is not None:
                 row[name] = _utc(row[name])
     return rows
@@ -147,7 +147,8 @@ def _gate(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def hours(config: Any, start: dt.datetime, end: dt.datetime, ranges: bool = True) -> list[dict[str, Any]]:
     """Every hour in ``[start, end)`` that a stage recorded, newest first, with the hours missing
-    between the first and the last of them (a hole) shown as not landed; with ``ranges``, each
+    between the first of them (or the earliest topic's start, ``ops.topic_starts``, when earlier)
+    and the last of them (a hole) shown as not landed; with ``ranges``, each
     hour's landed offset range per topic and partition (``landed``)."""
     from cdclake.catalog import open_catalog
 
@@ -182,7 +183,8 @@ def hours(config: Any, start: dt.datetime, end: dt.datetime, ranges: bool = True
         if row["stage"] == "publish" and row["status"] == "PUBLISHED":
             entry["published_tables"] = len(row["tables"] or [])
     if by_hour:
-        hour = min(by_hour)
+        begins = [row["start_hour"] for row in _scan(catalog, STARTS, ("start_hour",))]
+        hour = min([*by_hour, *(max(b, start) for b in begins)])
         while hour < max(by_hour):  # touching each missing hour creates it, empty
             by_hour[hour]  # noqa: B018
             hour += dt.timedelta(hours=1)

@@ -11,6 +11,7 @@ NAMESPACES = ("raw", "ops", "cdc", "current", "history")
 
 RAW_MESSAGES = "raw.kafka_messages"
 OFFSET_LEDGER = "ops.offset_ledger"
+TOPIC_STARTS = "ops.topic_starts"
 CHANGELOG = "cdc.changelog"
 QUARANTINE = "cdc.quarantine"
 RUN_STATS = "ops.run_stats"

@@ -193,3 +193,14 @@ def test_the_transaction_stall_is_read_and_checked(tmp_path: Path) -> None:
     for bad in ("0", "soon", "true"):
         with pytest.raises(ConfigError, match="landing.max_transaction_stall_hours"):
             _config(tmp_path, f"landing:\n  max_transaction_stall_hours: {bad}\n")
+
+
+def test_a_start_date_is_explicit_only_when_set_and_a_topic_may_set_its_own(tmp_path: Path) -> None:
+    assert not _config(tmp_path, "topics: []\n").start_date_explicit
+    assert _config(tmp_path, "topics: []\n", CDCLAKE_START_DATE="2025-02-03T07:00:00Z").start_date_explicit
+    config = _config(tmp_path, 'schedule:\n  start_date: "2025-02-03T07:00:00Z"\ntopics:\n'
+                               '  - {name: a, start_date: "2025-03-01T10:00:00+02:00"}\n  - {name: b}\n')
+    assert config.start_date_explicit
+    assert [t.start_date for t in config.topics] == [dt.datetime(2025, 3, 1, 8, tzinfo=dt.UTC), None]
+    with pytest.raises(ConfigError, match=r"topic 'a': 'start_date' '2025-03-01T10:30:00Z' must be on"):
+        _config(tmp_path, 'topics:\n  - {name: a, start_date: "2025-03-01T10:30:00Z"}\n')

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from cdclake import hour_report
-from tests.ops_records import hour_rows, ops_catalog, schemas
+from tests.ops_records import TOPIC_STARTS, hour_rows, ops_catalog, schemas, topic_starts_schema
 
 H = [dt.datetime(2025, 3, 1, h) for h in range(7)]
 
@@ -102,6 +102,22 @@ def test_each_hour_says_what_needs_attention(lakehouse) -> None:
     assert "landed" not in hour_report.hours(config, H[0], H[1], ranges=False)[0]
     assert [h["hour"] for h in hour_report.hours(config, H[2], H[4])] == [
         "2025-03-01T03:00:00Z", "2025-03-01T02:00:00Z"]
+
+
+def test_the_hours_from_a_topics_start_to_its_first_landed_hour_are_holes(lakehouse) -> None:
+    config, tables = lakehouse
+    begins = H[0] - dt.timedelta(hours=2)
+    tables[TOPIC_STARTS].append(pa.Table.from_pylist(
+        [{"topic": "topic_00", "start_hour": begins.replace(tzinfo=dt.UTC), "origin": "schedule.start_date",
+          "run_id": "r", "recorded_at": None}], schema=topic_starts_schema()))
+    shown = hour_report.hours(config, begins - dt.timedelta(hours=3), H[1])
+    assert [(h["hour"], h["partitions"], h["problems"]) for h in shown] == [
+        ("2025-03-01T00:00:00Z", 2, []),
+        ("2025-02-28T23:00:00Z", 0, ["hole"]),
+        ("2025-02-28T22:00:00Z", 0, ["hole"])]
+    # A range starting after the topic's start shows only its own hours.
+    assert [h["hour"] for h in hour_report.hours(config, H[0] - dt.timedelta(hours=1), H[1])] == [
+        "2025-03-01T00:00:00Z", "2025-02-28T23:00:00Z"]
 
 
 def test_a_re_run_hour_is_read_anew_though_its_old_files_were_kept(lakehouse) -> None:

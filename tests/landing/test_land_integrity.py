@@ -4,6 +4,7 @@ or skipped, and re-runs keep the raw copy unless a re-land is asked for and hold
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -11,10 +12,11 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
 
+from cdclake.config import TopicConfig
 from cdclake.exceptions import LandingError, OffsetContinuityError, TransactionStalledError
 from cdclake.hourly import plan_hour
 from spark_jobs.land import ledger_discontinuities, run, skip_hour
-from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES
+from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, TOPIC_STARTS
 from tests.landing.kafka_helpers import HOUR, Record, epoch_ms, make_topic, send
 
 pytestmark = pytest.mark.slow
@@ -79,7 +81,6 @@ def test_a_partition_added_after_planning_with_old_timestamps_is_landed(spark, c
 def test_a_broker_outage_across_an_hour_is_refused_until_filled_then_equals_an_uninterrupted_run(
         spark, config, kafka_bootstrap, tmp_path) -> None:
     """A broker of its own is stopped across an hour boundary and restarted."""
-    import dataclasses
 
     from cdclake import kafka_broker
     from cdclake.offsets import plan_offset_ranges
@@ -134,6 +135,38 @@ def test_a_skipped_hour_is_recorded_and_its_messages_land_in_the_next(spark, con
         (H0 + 2 * HOUR, 1, 3, "landed", None)]
     assert [(o, v, h) for _, o, v, h, _ in _raw(spark, topic)] == [
         (0, b"h0", H0), (1, b"h1", H0 + 2 * HOUR), (2, b"h2", H0 + 2 * HOUR)]
+
+
+def test_a_topic_whose_start_hour_is_not_landed_refuses_the_next_hour_until_it_is(spark, config,
+                                                                                 kafka_bootstrap) -> None:
+    """A topic's first hour is its start, not the first hour someone runs: the snapshot reads of
+    hour 10 are never silently left out by landing hour 11 first."""
+    topic = make_topic(kafka_bootstrap, "integrity.start")
+    send(kafka_bootstrap, topic, [Record(0, H0 + M, None, b"snapshot"),
+                                  Record(0, H0 + HOUR + M, None, b"stream")])
+    started = dataclasses.replace(config, topics=(TopicConfig(name=topic, start_date=_utc(H0)),))
+    refused = (rf"hour 2023-08-20T11:00:00Z: .*{topic}: hour 2023-08-20T10:00:00Z is not landed, and the "
+               r"topic begins at 2023-08-20T10:00:00Z \(topics\[\]\.start_date, recorded in "
+               r"ops\.topic_starts\)"
+               r".*cdclake run --hour 2023-08-20T10")
+    with pytest.raises(OffsetContinuityError, match=refused):
+        _land(spark, started, topic, H0 + HOUR)
+    with pytest.raises(OffsetContinuityError, match=refused):  # nor recorded as skipped over it
+        run(spark, started, H0 + HOUR, "run-skip", plan_hour(started, H0 + HOUR, (topic,)), skip="hole")
+    assert _ledger(spark, topic) == [] and _raw(spark, topic) == []
+    assert [(r["topic"], r["start_hour"], r["origin"]) for r in
+            spark.table(TOPIC_STARTS).where(f"topic = '{topic}'").collect()] == [
+        (topic, H0, "topics[].start_date")]
+    _land(spark, started, topic, H0)
+    _land(spark, started, topic, H0 + HOUR)
+    assert [(o, v, h) for _, o, v, h, _ in _raw(spark, topic)] == [(0, b"snapshot", H0),
+                                                                   (1, b"stream", H0 + HOUR)]
+    assert _ledger(spark, topic) == [(0, H0, 0, 1, 1, "landed", 0, None),
+                                     (0, H0 + HOUR, 1, 2, 1, "landed", 0, None)]
+
+
+def _utc(hour: dt.datetime) -> dt.datetime:
+    return hour.replace(tzinfo=dt.UTC)
 
 
 def test_an_open_transaction_fails_the_hour_after_the_configured_stall(spark, config,
@@ -267,7 +300,6 @@ def test_plan_and_land_read_the_same_kafka_settings_from_the_connection(
         spark, config, kafka_bootstrap, kafka_sasl_settings, monkeypatch) -> None:
     """The file names an unreachable broker; the Airflow connection (SASL, with a password) the
     real one: planning and landing both succeed, so both read the connection."""
-    import dataclasses
 
     from cdclake.kafka_settings import kafka_client_config
 
