@@ -40,7 +40,7 @@ from cdclake.offsets import (
     check_continuity,
 )
 from cdclake.topic_starts import StartRules, check_start
-from spark_jobs import topic_starts
+from spark_jobs import retention, topic_starts
 from spark_jobs.session import local_frame
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables, in_catalog
 
@@ -253,6 +253,11 @@ def write_ledger(spark: SparkSession, plan: OffsetPlan, entries: Sequence[Partit
 _LEDGER_UPDATE_VIEW = "cdclake_offset_ledger_update"
 
 
+def _ledger_topics(spark: SparkSession, hour: dt.datetime) -> set[str]:
+    return {r["topic"] for r in spark.table(OFFSET_LEDGER).where(F.col("landed_hour") == F.lit(hour))
+            .select("topic").distinct().collect()}
+
+
 def recorded_hour(spark: SparkSession, hour: dt.datetime,
                   topics: Sequence[str]) -> dict[str, list[PartitionLanding]]:
     """The ledger's entries of ``hour`` for ``topics`` (landed, empty, with a gap or skipped), by topic."""
@@ -318,6 +323,9 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
         raise LandingError(
             f"--accept-retention-gap is for hours never landed: hour {plan.start} of "
             f"{', '.join(sorted(recorded))} is landed ({held} messages); a re-run keeps that copy")
+    expired = bool(recorded) and retention.RAW in retention.expired_layers(spark, plan.hour)
+    if expired and not reland:
+        raise retention.expired_raw_error(plan.hour)
     kept = {} if reland else recorded
     fresh = tuple(t for t in plan.topics if t not in kept)
     kept_entries = [e for topic in sorted(kept) for e in kept[topic]]
@@ -352,6 +360,8 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
     write_raw_messages(spark, to_raw_messages(kafka_rows, plan.hour, run_id), plan.hour, work.topics)
     entries = ledger_rows(work, landed_offsets(spark, plan.hour, work.topics), run_id, notes, accept_gaps)
     write_ledger(spark, work, entries, run_id)
+    if expired and not _ledger_topics(spark, plan.hour) - set(relanded):
+        retention.restored(spark, retention.RAW, plan.hour)  # every topic's raw copy is back
     every = [*kept_entries, *entries]
     return LandingSummary(plan.hour, run_id, sum(e.landed_count for e in every), tuple(every))
 

@@ -4,6 +4,10 @@
 Steps, in the order the maintenance DAG runs them (each over every table, listed from the catalog
 with ``SHOW TABLES IN <namespace>``):
 
+0. ``expire_hours`` — not a table step: the whole landing hours of ``raw.kafka_messages`` and
+   ``cdc.quarantine`` older than ``retention.raw_days`` / ``retention.quarantine_days`` (unset:
+   kept), for published hours only (:mod:`spark_jobs.retention`). It runs when the whole
+   lakehouse is maintained and a retention is set; deferred while an hour is in flight.
 1. ``purge_tombstones`` — delete-markers in ``current.<db>__<table>__tombstones`` (the compaction
    job's convention, :mod:`spark_jobs.compact`) whose ``_cdc_event_time`` is older than
    ``compaction.tombstone_retention_days`` before the reference time. The cut-off is recorded on
@@ -65,6 +69,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cdclake.config import MaintenanceConfig
+from cdclake.retention import LAYERS as RETENTION_LAYERS
+from cdclake.retention import RetentionConfig
 from spark_jobs.identifiers import CURRENT_NAMESPACE, KEY_BUCKETS, PURGED_BEFORE_PROPERTY, TOMBSTONE_SUFFIX
 
 if TYPE_CHECKING:  # importable without pyspark: the maintenance DAG reads STEPS at parse time
@@ -86,7 +92,10 @@ TABLE_STEPS = (
 MAIN_MOVING_STEPS = frozenset({"purge_tombstones", "rewrite_data_files", "rewrite_position_delete_files"})
 AUDIT_BRANCH_PREFIX = "audit_"  # cdclake.table_names.audit_branch
 GATE_RESULTS_STEP = "expire_gate_results"
-STEPS = (*TABLE_STEPS, GATE_RESULTS_STEP)
+RETENTION_STEP = "expire_hours"
+STEPS = (RETENTION_STEP, *TABLE_STEPS, GATE_RESULTS_STEP)
+# What the retention step's StepResult names in place of a table.
+HOURS_TARGET = "hours"
 # What the gate-results step's StepResult names in place of a table.
 GX_TARGET = "gx"
 COMMIT_RETRIES = 10
@@ -353,10 +362,12 @@ def step_functions(options: MaintenanceOptions,
 def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
              options: MaintenanceOptions, steps: Iterable[str] = STEPS, *,
              tables: Iterable[str] | None = None, namespaces: Iterable[str] = NAMESPACES,
-             gx_root: Path | None = None, now: dt.datetime | None = None) -> MaintenanceSummary:
+             gx_root: Path | None = None, now: dt.datetime | None = None,
+             retention: RetentionConfig | None = None) -> MaintenanceSummary:
     """Run ``steps`` (in :data:`STEPS` order) over every table of ``namespaces`` (or only ``tables``,
     ``ns.table`` names that must exist); ``as_of`` is the reference time (naive = UTC).
-    ``gx_root`` is the gates' GX folder (``<state>/gx``), which the gate-results step needs."""
+    ``gx_root`` is the gates' GX folder (``<state>/gx``), which the gate-results step needs;
+    ``retention`` the layers' retention, which the expire-hours step applies."""
     wanted = list(steps)
     unknown = sorted(set(wanted) - set(STEPS))
     if unknown:
@@ -378,6 +389,9 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
             raise MaintenanceError(f"no lakehouse table(s) {missing} in namespaces {list(namespaces)}; "
                                    f"existing: {listed}")
         listed = chosen
+    if RETENTION_STEP in wanted and tables is None and retention is not None and \
+            any(retention.days(layer) is not None for layer in RETENTION_LAYERS):
+        summary.results.append(_expire_hours(spark, catalog, as_of, run_id, retention))
     functions = step_functions(options, as_of)
     for step in (s for s in TABLE_STEPS if s in wanted):
         applies, action = functions[step]
@@ -396,6 +410,20 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
     if gx_folder is not None:
         summary.results.append(_expire_gate_results(gx_folder, as_of, options))
     return summary
+
+
+def _expire_hours(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
+                  retention: RetentionConfig) -> StepResult:
+    from spark_jobs import retention as expiry
+
+    in_flight = audit_branches(spark, catalog, sorted(expiry.TABLES.values()))
+    if in_flight:
+        branches = sorted({b for names in in_flight.values() for b in names})
+        return StepResult(RETENTION_STEP, HOURS_TARGET, "DEFERRED", message=_deferred(branches))
+    try:
+        return StepResult(RETENTION_STEP, HOURS_TARGET, "OK", expiry.expire(spark, retention, as_of, run_id))
+    except Exception as exc:  # noqa: BLE001 - reported like a table's failure: the task fails
+        return StepResult(RETENTION_STEP, HOURS_TARGET, "FAILED", message=_first_line(exc))
 
 
 def _gate_results_folder(wanted: list[str], tables: Iterable[str] | None,
@@ -438,4 +466,4 @@ def run(spark: SparkSession, config: PipelineConfig, as_of: dt.datetime, run_id:
     ``as_of`` (naive UTC)."""
     return maintain(spark, config.catalog_name, as_of, run_id,
                     options_from_config(config), steps, tables=tables,
-                    gx_root=Path(config.home) / "gx")
+                    gx_root=Path(config.home) / "gx", retention=config.retention)

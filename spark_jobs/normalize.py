@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from cdclake.formats import errors as format_errors
 from cdclake.formats.base import PAIR_KEY, FormatOptions
-from spark_jobs import jvm_decode
+from spark_jobs import jvm_decode, retention
 from spark_jobs.decode_spark import (
     KIND_CONTROL,
     KIND_REJECTED,
@@ -307,6 +307,9 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     published) is new, its stats are not written and the job fails.
     """
     ensure_tables(spark)
+    expired = retention.expired_layers(spark, hour)
+    if retention.RAW in expired:  # normalizing nothing would replace the hour's changelog with nothing
+        raise retention.expired_raw_error(hour)
     if branch is not None:
         from spark_jobs.publish import audit_branch, begin_attempt
 
@@ -389,6 +392,8 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
                 replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
             else:
                 _replace_hour(quarantined, table_ref(QUARANTINE, branch), hour)
+            if retention.QUARANTINE in expired:  # decoded again from the raw copy: whole again
+                retention.restored(spark, retention.QUARANTINE, hour)
         with _timed(seconds, "stats_write"):
             _replace_stats(spark, local_frame(spark, stats, spark.table(RUN_STATS).schema), hour)
 

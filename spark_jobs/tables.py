@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from cdclake.formats.canonical import CHANGE_ROW_DDL
 from cdclake.table_names import (
     CHANGELOG,
+    EXPIRED_HOURS,
     GATE_RESULTS,
     HELD_TABLES,
     HOUR_STATUS,
@@ -61,6 +62,15 @@ TOPIC_STARTS_DDL = """
     origin string NOT NULL,
     run_id string NOT NULL,
     recorded_at timestamp
+"""
+
+# Hours of a layer dropped by retention (see spark_jobs.retention): one row per layer and hour.
+EXPIRED_HOURS_DDL = """
+    layer string NOT NULL,
+    landed_hour timestamp NOT NULL,
+    row_count bigint,
+    run_id string NOT NULL,
+    expired_at timestamp
 """
 
 QUARANTINE_DDL = """
@@ -139,6 +149,7 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     (RAW_MESSAGES, RAW_MESSAGES_DDL, "landed_hour, topic", "topic, `partition`, `offset`"),
     (OFFSET_LEDGER, OFFSET_LEDGER_DDL, "", "landed_hour, topic, `partition`"),
     (TOPIC_STARTS, TOPIC_STARTS_DDL, "", "topic"),
+    (EXPIRED_HOURS, EXPIRED_HOURS_DDL, "", "landed_hour, layer"),
     # Partitioned by landing hour (the unit of replacement); each write task's rows sorted by
     # table and event time (OWN_PROPERTIES), so that per-table reads skip files and row groups
     # by their min/max statistics.

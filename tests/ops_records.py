@@ -94,3 +94,11 @@ def topic_starts_schema() -> Any:
     ts = pa.timestamp("us", tz="UTC")
     return pa.schema([("topic", pa.string()), ("start_hour", ts), ("origin", pa.string()),
                       ("run_id", pa.string()), ("recorded_at", ts)])
+
+
+def expired_hours_schema() -> Any:
+    import pyarrow as pa
+
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema([("layer", pa.string()), ("landed_hour", ts), ("row_count", pa.int64()),
+                      ("run_id", pa.string()), ("expired_at", ts)])

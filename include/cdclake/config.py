@@ -28,9 +28,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from cdclake import masking
+from cdclake import masking, retention
 from cdclake.exceptions import ConfigError
 from cdclake.paths import config_path, state_home
+from cdclake.retention import RetentionConfig
 
 DEFAULT_START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
@@ -147,6 +148,7 @@ class PipelineConfig:
     max_transaction_stall_hours: float = 2.0
     # compaction.threads: tables compacted at once (each its own Iceberg commits) on one session.
     compaction_threads: int = 4
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
 
     def topic(self, name: str) -> TopicConfig:
         for topic in self.topics:
@@ -231,6 +233,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         max_transaction_stall_hours=_stall_hours(
             (raw.get("landing") or {}).get("max_transaction_stall_hours")),
         compaction_threads=_compaction_threads((raw.get("compaction") or {}).get("threads")),
+        retention=retention.parse(raw.get("retention") or {}),
     )
     masking.register(masking.uri_password(config.catalog_uri))
     masking.register_settings(config.kafka_options)

@@ -39,6 +39,11 @@ class RetentionGapError(LandingError):
     """Kafka no longer holds offsets that belong to an hour that was not landed."""
 
 
+class ExpiredHourError(CdclakeError):
+    """An hour's raw copy expired under retention: a re-run needs it landed again from Kafka
+    (not a LandingError: retrying changes nothing)."""
+
+
 class OffsetContinuityError(LandingError):
     """An hour's range does not start where the previous landed hour ended (gap or overlap)."""
 

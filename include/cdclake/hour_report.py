@@ -22,9 +22,9 @@ from cdclake import cli_args, table_names
 from cdclake.cli_args import hour_text
 from cdclake.exceptions import CdclakeError
 
-LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD, STARTS = (tuple(name.split(".")) for name in (
+LEDGER, RUN_STATS, GATE_RESULTS, HOUR_STATUS, HELD, STARTS, EXPIRED = (tuple(name.split(".")) for name in (
     table_names.OFFSET_LEDGER, table_names.RUN_STATS, table_names.GATE_RESULTS, table_names.HOUR_STATUS,
-    table_names.HELD_TABLES, table_names.TOPIC_STARTS))
+    table_names.HELD_TABLES, table_names.TOPIC_STARTS, table_names.EXPIRED_HOURS))
 # Normalize's counters shown per hour (ops.run_stats metrics).
 COUNTS = ("raw_messages", "change_rows", "control_messages", "quarantined_messages")
 HELD_EXPECTATION = table_names.HELD_EXPECTATION
@@ -159,7 +159,7 @@ def hours(config: Any, start: dt.datetime, end: dt.datetime, ranges: bool = True
     by_hour: dict[dt.datetime, dict[str, Any]] = defaultdict(lambda: {
         "landed": [], "counts": dict.fromkeys(COUNTS, 0), "quarantine": defaultdict(int),
         "gates": defaultdict(list), "compact": None, "publish": None, "published_tables": 0,
-        "run_ids": set()})
+        "run_ids": set(), "expired": []})
     for row in _scan(catalog, LEDGER, ("topic", "partition", "landed_hour", "planned_start", "planned_end",
                                        "landed_count", "first_offset", "last_offset", "status", "message",
                                        "run_id", "late_messages", "max_lateness_ms"), hours):
@@ -182,6 +182,9 @@ def hours(config: Any, start: dt.datetime, end: dt.datetime, ranges: bool = True
         entry[row["stage"]] = {"status": row["status"], "run_id": row["run_id"], "message": row["message"]}
         if row["stage"] == "publish" and row["status"] == "PUBLISHED":
             entry["published_tables"] = len(row["tables"] or [])
+    for row in _scan(catalog, EXPIRED, ("landed_hour", "layer"), hours):
+        if row["landed_hour"] in by_hour:
+            by_hour[row["landed_hour"]]["expired"].append(row["layer"])
     if by_hour:
         begins = [row["start_hour"] for row in _scan(catalog, STARTS, ("start_hour",))]
         hour = min([*by_hour, *(max(b, start) for b in begins)])
@@ -220,6 +223,7 @@ def _hour_out(hour: dt.datetime, entry: dict[str, Any], ranges: bool) -> dict[st
         "compact": entry["compact"],
         "publish": publish,
         "published_tables": entry["published_tables"],
+        "expired": sorted(entry["expired"]),
         "run_id": run_id,
         "problems": problems,
     }

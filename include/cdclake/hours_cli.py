@@ -1,6 +1,7 @@
 """``cdclake hours --start H --end H``: every stage of each hour side by side, read from the
 tables the stages record in (``ops.offset_ledger``, ``ops.run_stats``, ``ops.gate_results`` and
-``ops.hour_status``) through pyiceberg, with no JVM.
+``ops.hour_status``) through pyiceberg, with no JVM. ``expired`` names the layers whose copy of
+the hour retention dropped (``ops.expired_hours``).
 
 An hour is fully published when ``publish`` says ``PUBLISHED``; ``PUBLISHING`` is a publish that
 was interrupted (run publish again to complete it).
@@ -16,13 +17,14 @@ from typing import Any
 from cdclake.cli_args import hour_text, parse_hour
 from cdclake.config import load_config
 from cdclake.hour_report import HELD_EXPECTATION
+from cdclake.table_names import EXPIRED_HOURS
 
-COLUMNS = ("hour", "landed", "change_rows", "quarantined", "raw_gate", "changelog_gate",
+COLUMNS = ("hour", "landed", "expired", "change_rows", "quarantined", "raw_gate", "changelog_gate",
            "compact", "current_gate", "publish", "published_tables")
 _SOURCES = ("ops.offset_ledger", "ops.run_stats", "ops.gate_results", "ops.hour_status")
 
 
-def _sql(start: dt.datetime, end: dt.datetime) -> str:
+def _sql(start: dt.datetime, end: dt.datetime, expired: bool) -> str:
     # The bounds are datetimes formatted here, never user text.
     within = (f"landed_hour >= TIMESTAMP '{start:%Y-%m-%d %H:%M:%S}' "
               f"AND landed_hour < TIMESTAMP '{end:%Y-%m-%d %H:%M:%S}'")
@@ -42,7 +44,10 @@ def _sql(start: dt.datetime, end: dt.datetime) -> str:
         SELECT landed_hour, stage, status FROM ops.hour_status WHERE {within}
         UNION ALL
         SELECT landed_hour, 'published_tables', CAST(len(tables) AS VARCHAR) FROM ops.hour_status
-         WHERE {within} AND stage = 'publish' AND status = 'PUBLISHED'"""
+         WHERE {within} AND stage = 'publish' AND status = 'PUBLISHED'""" + ("" if not expired else f"""
+        UNION ALL
+        SELECT landed_hour, 'expired', string_agg(layer, ',' ORDER BY layer) FROM ops.expired_hours
+         WHERE {within} GROUP BY 1""")
 
 
 _RENAMED = {"quarantined_messages": "quarantined"}
@@ -56,7 +61,7 @@ def hour_rows(config: Any, start: dt.datetime, end: dt.datetime) -> list[tuple[A
     catalog = open_catalog(config)
     if not all(catalog.table_exists(name) for name in _SOURCES):
         return []  # no job has run on this lakehouse yet
-    _, rows = run_query(config, _sql(start, end))
+    _, rows = run_query(config, _sql(start, end, catalog.table_exists(EXPIRED_HOURS)))
     by_hour: dict[dt.datetime, dict[str, str]] = {}
     for landed_hour, what, value in rows:
         by_hour.setdefault(landed_hour, {})[_RENAMED.get(what, what)] = value

@@ -12,6 +12,7 @@ NAMESPACES = ("raw", "ops", "cdc", "current", "history")
 RAW_MESSAGES = "raw.kafka_messages"
 OFFSET_LEDGER = "ops.offset_ledger"
 TOPIC_STARTS = "ops.topic_starts"
+EXPIRED_HOURS = "ops.expired_hours"
 CHANGELOG = "cdc.changelog"
 QUARANTINE = "cdc.quarantine"
 RUN_STATS = "ops.run_stats"

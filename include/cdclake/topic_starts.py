@@ -104,11 +104,12 @@ def check_start(hour: dt.datetime, starts: Mapping[str, TopicStart],
         holes.append(f"{topic}: {missing} not landed, and the topic begins at {_text(start.hour)} "
                      f"({start.origin}, recorded in ops.topic_starts)")
     if holes:
-        first = min(firsts)
+        first, after = min(firsts), hour + dt.timedelta(hours=1)
         raise OffsetContinuityError(
             f"hour {_text(hour)}: the hours before it are not all landed: " + "; ".join(holes)
-            + f". Land the hours in order (`cdclake run --hour {first:%Y-%m-%dT%H}` or a backfill from "
-              "there), or record one as skipped (`cdclake land --hour H --skip REASON`)")
+            + f". Land the hours in order (`cdclake run --start {first:%Y-%m-%dT%H} "
+              f"--end {after:%Y-%m-%dT%H}` runs them and this one, or a backfill from there), "
+              "or record one as skipped (`cdclake land --hour H --skip REASON`)")
 
 
 def _text(hour: dt.datetime) -> str:

@@ -11,7 +11,14 @@ import pyarrow as pa
 import pytest
 
 from cdclake import hour_report
-from tests.ops_records import TOPIC_STARTS, hour_rows, ops_catalog, schemas, topic_starts_schema
+from tests.ops_records import (
+    TOPIC_STARTS,
+    expired_hours_schema,
+    hour_rows,
+    ops_catalog,
+    schemas,
+    topic_starts_schema,
+)
 
 H = [dt.datetime(2025, 3, 1, h) for h in range(7)]
 
@@ -118,6 +125,19 @@ def test_the_hours_from_a_topics_start_to_its_first_landed_hour_are_holes(lakeho
     # A range starting after the topic's start shows only its own hours.
     assert [h["hour"] for h in hour_report.hours(config, H[0] - dt.timedelta(hours=1), H[1])] == [
         "2025-03-01T00:00:00Z", "2025-02-28T23:00:00Z"]
+
+
+def test_an_hour_whose_raw_copy_expired_says_so_and_is_no_hole(lakehouse) -> None:
+    config, _ = lakehouse
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog(config.catalog_name, uri=config.catalog_uri, warehouse=config.warehouse)
+    expired = catalog.create_table("ops.expired_hours", schema=expired_hours_schema())
+    expired.append(pa.Table.from_pylist(
+        [{"layer": layer, "landed_hour": H[0].replace(tzinfo=dt.UTC), "row_count": 1, "run_id": "m",
+          "expired_at": None} for layer in ("raw", "quarantine")], schema=expired_hours_schema()))
+    [shown] = hour_report.hours(config, H[0], H[1])
+    assert (shown["expired"], shown["problems"], shown["messages"]) == (["quarantine", "raw"], [], 200)
 
 
 def test_a_re_run_hour_is_read_anew_though_its_old_files_were_kept(lakehouse) -> None:

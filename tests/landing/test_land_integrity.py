@@ -148,7 +148,7 @@ def test_a_topic_whose_start_hour_is_not_landed_refuses_the_next_hour_until_it_i
     refused = (rf"hour 2023-08-20T11:00:00Z: .*{topic}: hour 2023-08-20T10:00:00Z is not landed, and the "
                r"topic begins at 2023-08-20T10:00:00Z \(topics\[\]\.start_date, recorded in "
                r"ops\.topic_starts\)"
-               r".*cdclake run --hour 2023-08-20T10")
+               r".*cdclake run --start 2023-08-20T10 --end 2023-08-20T12")
     with pytest.raises(OffsetContinuityError, match=refused):
         _land(spark, started, topic, H0 + HOUR)
     with pytest.raises(OffsetContinuityError, match=refused):  # nor recorded as skipped over it

@@ -70,8 +70,8 @@ def test_an_hour_after_the_start_is_refused_until_an_hour_since_the_start_is_lan
         "hour 2025-03-01T12:00:00Z: the hours before it are not all landed: a: hours 2025-03-01T10:00:00Z .. "
         "2025-03-01T11:00:00Z are not landed, and the topic begins at 2025-03-01T10:00:00Z "
         "(schedule.start_date, recorded in ops.topic_starts). Land the hours in order "
-        "(`cdclake run --hour 2025-03-01T10` or a backfill from there), or record one as skipped "
-        "(`cdclake land --hour H --skip REASON`)")
+        "(`cdclake run --start 2025-03-01T10 --end 2025-03-01T13` runs them and this one, or a backfill "
+        "from there), or record one as skipped (`cdclake land --hour H --skip REASON`)")
     with pytest.raises(OffsetContinuityError, match="a: hour 2025-03-01T10:00:00Z is not landed"):
         check_start(H + HOUR, starts, {})
     # A landed hour before the start does not count; the start hour itself and backfills before it land.

@@ -291,7 +291,9 @@ def test_maintenance_defers_a_table_under_an_hour_in_flight_and_the_hour_still_p
     would be refused: the table is deferred (the task fails, Airflow retries) and the hour
     publishes; once it has, maintenance rewrites the table."""
     from spark_jobs import publish
+    from spark_jobs.tables import ensure_tables
 
+    ensure_tables(spark)  # publish records in ops.hour_status
     table, hour = "current.mt__in_flight", dt.datetime(2024, 6, 1, 10)
     spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
     spark.sql(f"CREATE TABLE {table} (_cdc_key string, v string) USING iceberg "
