@@ -48,8 +48,6 @@ def server_conf(layout: Layout) -> dict[str, str]:
     return {
         **spark_defaults(),
         **session_conf(settings),
-        "spark.authenticate": "true",
-        "spark.authenticate.secret": layout.secrets()["spark"],
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.connect.grpc.binding.address": "127.0.0.1",
@@ -78,7 +76,9 @@ def command(layout: Layout) -> list[str]:
     conf = server_conf(layout)
     secret = {k: v for k, v in conf.items() if masking.sensitive(k)}
     properties = layout.connect_dir / "secrets.properties"
-    write_private(properties, "".join(f"{k}={v}\n" for k, v in secret.items()))
+    # spark.authenticate's settings (auth.sh's file) and the catalog's password
+    auth = services.auth_properties(layout).read_text()
+    write_private(properties, auth + "".join(f"{k}={v}\n" for k, v in secret.items()))
     jars = [j for j in spark_jars(jars_dir()) if not Path(j).name.startswith("sqlite-jdbc")]
     out = [str(services.SPARK_HOME / "bin" / "spark-submit"), "--master", services.master_url(layout),
            "--name", "cdclake-connect", "--driver-memory", "2g", "--jars", ",".join(jars),

@@ -168,13 +168,14 @@ def start_s3(layout: Layout) -> None:
 
 # --- Spark standalone ---------------------------------------------------------------------------
 def auth_properties(layout: Layout) -> Path:
-    """The shared secret of ``spark.authenticate``, in a 0600 file every Spark daemon reads."""
-    from cdclake.paths import write_private
-
+    """The shared secret of ``spark.authenticate``, in a 0600 file every Spark daemon reads, written
+    by compose's own script (include/compose/spark/auth.sh)."""
     path = layout.root / "spark-auth.properties"
-    # The master's REST submission server cannot authenticate: off (it is off by default too).
-    write_private(path, "spark.master.rest.enabled=false\nspark.authenticate=true\n"
-                        f"spark.authenticate.secret={layout.secrets()['spark']}\n")
+    done = subprocess.run(["sh", str(compose_dir() / "spark" / "auth.sh"), str(path)],
+                          env={**os.environ, "SPARK_AUTH_SECRET": layout.secrets()["spark"]},
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SetupError(f"auth.sh failed: {done.stderr[-500:]}")
     return path
 
 
