@@ -4,7 +4,8 @@ run. Prints one JSON line: one object per executor process seen."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable
+from typing import Any
 
 from cdclake.config import load_config
 from spark_jobs.session import connect
@@ -14,7 +15,7 @@ def main() -> None:
     spark = connect(load_config(), "executor-probe")
 
     # A nested function: sent by value (a module-level one would be imported by name, from the tests).
-    def where(batches: Iterator) -> Iterator:
+    def where(batches: Iterable[Any]) -> Iterable[Any]:
         import os
 
         import pandas as pd
