@@ -42,21 +42,37 @@ else
   log "Python packages up to date"
 fi
 
-fetch_jars() {  # $1 = pom folder name under maven/, jars land in .jars/$1
-  local name=$1 out=$ROOT/.jars/$1
-  local want; want=$(sha256sum "maven/$name/pom.xml" | cut -d' ' -f1)
+fetch_jars() {  # $1 = name, jars land in .jars/$1; $2 = its pom (default maven/$1/pom.xml)
+  local name=$1 out=$ROOT/.jars/$1 pom=${2:-maven/$1/pom.xml}
+  local want; want=$(sha256sum "$pom" | cut -d' ' -f1)
   if [ -f "$out/.pom-sha256" ] && [ "$(cat "$out/.pom-sha256")" = "$want" ]; then
     log "jars for $name up to date"
     return
   fi
   log "resolving jars for $name with Maven"
   rm -rf "$out"
-  mvn -q -B -s maven/settings.xml -f "maven/$name/pom.xml" dependency:copy-dependencies \
+  mvn -q -B -s maven/settings.xml -f "$pom" dependency:copy-dependencies \
     -DoutputDirectory="$out" -DincludeScope=runtime
   echo "$want" > "$out/.pom-sha256"
 }
 fetch_jars spark
 fetch_jars kafka
+# the native cluster (cdclake cluster) and compose's Spark image: hadoop-aws + its AWS SDK bundle
+# (s3a), the PostgreSQL JDBC driver (Iceberg catalog)
+fetch_jars cluster include/compose/spark/pom.xml
+
+# the native cluster's S3 endpoint: moto's server, in a venv of its own (its Flask/boto stack
+# stays out of the product's environment)
+s3_stamp=.venv-s3/.cdclake-installed
+s3_want=$(sha256sum include/compose/s3/requirements.txt | cut -d' ' -f1)
+if [ ! -f "$s3_stamp" ] || [ "$(cat "$s3_stamp")" != "$s3_want" ]; then
+  log "installing the native cluster's S3 server (moto) into .venv-s3"
+  [ -x .venv-s3/bin/python ] || "$PY" -m venv .venv-s3
+  .venv-s3/bin/python -m pip install -q -r include/compose/s3/requirements.txt
+  echo "$s3_want" > "$s3_stamp"
+else
+  log "S3 server (moto) up to date"
+fi
 
 build_jvm() {  # jvm/ (the JVM fast path of decoding) -> .jars/spark/cdclake-jvm.jar
   local out=$ROOT/.jars/spark/cdclake-jvm.jar stamp=$ROOT/.jars/spark/.cdclake-jvm-sha256

@@ -34,11 +34,17 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tiers by marker: unit (unmarked), ``spark`` and ``e2e`` (both ``slow``): ``-m e2e`` runs
-    the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests."""
+    the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests.
+    The ``cluster`` tier (tests/cluster: the native cluster, ``cdclake cluster``) runs only when
+    ``-m`` names it: it takes the machine's cores for many minutes."""
+    wants_cluster = "cluster" in (config.option.markexpr or "")
     for item in items:
-        if item.get_closest_marker("slow"):
+        if item.get_closest_marker("cluster"):
+            if not wants_cluster:
+                item.add_marker(pytest.mark.skip(reason="the cluster tier: run with -m cluster"))
+        elif item.get_closest_marker("slow"):
             item.add_marker("e2e" if item.path.parent.name == "dags" else "spark")
 
 

@@ -50,6 +50,7 @@ SQLITE_CONNECT_ARGS: dict[str, object] = {"timeout": 60}
 # Set for ``airflow dags test`` runs (``cdclake run``), whose tasks run one after another in one
 # process: a task may then prepare what a later one needs (CdclakeSparkJobOperator.preload_gates).
 TASKS_IN_ONE_PROCESS = "CDCLAKE_TASKS_IN_ONE_PROCESS"
+AIRFLOW_DB_ENV = "CDCLAKE_AIRFLOW_DB"
 
 
 def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -69,8 +70,6 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
         "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "cdclake.airflow_env.SQLITE_CONNECT_ARGS",
         "AIRFLOW__API__PORT": env.get("AIRFLOW__API__PORT", "8080"),
         "AIRFLOW__API__HOST": env.get("AIRFLOW__API__HOST", "127.0.0.1"),
         # A login for everyone: one admin whose password cdclake keeps in a 0600 file. Whatever
@@ -83,6 +82,15 @@ def airflow_env(config: PipelineConfig, base: dict[str, str] | None = None) -> d
         "CDCLAKE_HOME": str(config.home),
         "GX_ANALYTICS_ENABLED": "false",
     })
+    # The metadata database: CDCLAKE_AIRFLOW_DB (a SQLAlchemy URL: the native cluster's PostgreSQL),
+    # else SQLite in the Airflow home.
+    database = env.get(AIRFLOW_DB_ENV)
+    if database:
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = database
+        env.pop("AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS", None)
+    else:
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{home}/airflow.db"
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS"] = "cdclake.airflow_env.SQLITE_CONNECT_ARGS"
     python_path = os.pathsep.join([*import_paths(), env.get("PYTHONPATH", "")]).strip(os.pathsep)
     if python_path:
         env["PYTHONPATH"] = python_path

@@ -115,6 +115,7 @@ COMMAND_MODULES = (
     "spark_jobs.commands.sql",       # sql
     "cdclake.demo",                  # demo
     "cdclake.airflow_cli",           # airflow start|stop|status
+    "cdclake.cluster.cli",           # cluster up|down|status|env|exec
 )
 
 

@@ -31,7 +31,7 @@ CHECK_SECRETS = "check-secrets"
 CHECK_SECRETS_SCRIPT = "include/compose/check-secrets.sh"
 # The variables check-secrets.sh refuses when empty, placeholder or (the Fernet key) malformed
 SECRET_VARIABLES = ("POSTGRES_PASSWORD", "AIRFLOW_DB_PASSWORD", "ICEBERG_DB_PASSWORD", "S3_SECRET_KEY",
-                    "AIRFLOW_JWT_SECRET", "AIRFLOW_FERNET_KEY")
+                    "AIRFLOW_JWT_SECRET", "AIRFLOW_FERNET_KEY", "SPARK_AUTH_SECRET")
 BIND_ADDRESS = "CDCLAKE_BIND_ADDRESS"
 PASSWORDS_FILE = f"{PROJECT_MOUNT}/state/airflow/passwords.json"
 
@@ -136,7 +136,7 @@ def test_the_architecture_services_exist(compose):
     assert images["postgres"].startswith("postgres:")
     assert images["minio"].startswith("quay.io/minio/minio:")
     assert images["minio-init"].startswith("quay.io/minio/mc:")
-    assert compose["services"]["spark-worker"]["command"][-1] == "spark://spark-master:7077"
+    assert compose["services"]["spark-worker"]["command"][2] == "spark://spark-master:7077"
     assert images["spark-connect"] == images["spark-master"] == images["spark-worker"]
     commands = {s: compose["services"][s].get("command") for s in AIRFLOW_SERVICES}
     assert commands == {"airflow-init": None, "airflow-apiserver": "api-server",
@@ -228,6 +228,10 @@ def _spark_submit_args(command: list[str]) -> tuple[dict[str, str], dict[str, st
     """spark-submit's options (``--master``, ``--jars``, ...) and its ``--conf`` settings."""
     options: dict[str, str] = {}
     conf: dict[str, str] = {}
+    # flags without a value
+    if "--load-spark-defaults" in command:
+        options["--load-spark-defaults"] = ""
+        command = [c for c in command if c != "--load-spark-defaults"]
     for flag, value in zip(command[1::2], command[2::2], strict=True):
         if flag == "--conf":
             key, _, setting = value.partition("=")
@@ -490,3 +494,16 @@ def test_airflow_needs_a_fernet_key_and_keeps_generated_passwords_in_the_state_v
     # Every signed-in user an admin: never in the compose stack.
     assert "ALL_ADMINS" not in COMPOSE_FILE.read_text().upper()
     assert not any("ALL_ADMINS" in key.upper() for key in env)
+
+
+def test_every_spark_daemon_authenticates_with_the_shared_secret(compose):
+    """spark.authenticate on the master, the workers and the Connect server: each writes the secret
+    of .env into a private properties file (include/compose/spark/auth.sh, which `cdclake cluster`
+    runs too) and reads it; the secret is on no command line."""
+    for name in ("spark-master", "spark-worker", "spark-connect"):
+        service = compose["services"][name]
+        assert "include/compose/spark/auth.sh /tmp/spark-auth.properties" in " ".join(service["entrypoint"])
+        command = service["command"]
+        assert command[command.index("--properties-file") + 1] == "/tmp/spark-auth.properties", name
+        assert "SPARK_AUTH_SECRET" in service["environment"], name
+        assert not any("authenticate.secret" in part for part in command), name
