@@ -131,9 +131,10 @@ def quote_table(name: str) -> str:
 
 
 def source_label(database: str | None, table: str | None, schema: str | None = None) -> str:
-    if source_schema(database, schema) is not None:
-        return f"{database}.{schema}.{table}"
-    return f"{database}.{table}"
+    """``db.schema.table`` as summaries and the UI name a source table; a part the source does not
+    have is left out (AWS DMS names a schema and a table: ``test.product``)."""
+    parts = (database, source_schema(database, schema), table)
+    return ".".join(str(part) for part in parts if part is not None)
 
 
 def find_collisions(sources: list[tuple[str | None, str | None, str | None]]) -> dict[str, list[str]]:

@@ -69,6 +69,8 @@ WORKLOAD: dict[str, tuple[str, list[str]]] = {
 # The manuals reuse a few source tables (test01.test in DRS JSON and JSON-C, shop.orders in DTS
 # and Canal): those topics keep their tables apart, as two regions of one database would.
 TABLE_PREFIXES = {"demo.drs_c": "drs_c", "demo.dts": "dts"}
+# Topics whose tables also keep an SCD2 history (history.<db>__<table>): every version of a row.
+HISTORY_TOPICS = ("demo.debezium",)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ def demo_config(port: int, topics: list[str] | None = None) -> str:
             lines.append("    source_timezone: Asia/Shanghai")
         if topic in TABLE_PREFIXES:
             lines.append(f"    table_prefix: {TABLE_PREFIXES[topic]}")
+        if topic in HISTORY_TOPICS:
+            lines.append("    history: true")
         if topic == "demo.canal":
             # The manual's CloudCanal "Canal Json" example is not valid JSON and two more bad
             # messages are added on purpose: in a quiet hour they are most of the topic's traffic.
@@ -247,12 +251,14 @@ def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
     tables = sorted(t for _ns, t in catalog.list_tables("current") if not t.endswith("__tombstones"))
     say(f"\n== current-state tables ({len(tables)})")
     for table in tables:
-        columns, rows = run_query(config, f"SELECT * FROM current.{table}")
-        say(f"\n-- current.{table}: {len(rows)} row(s)")
-        visible = [i for i, c in enumerate(columns) if not c.startswith("_cdc_")][:8]
-        visible += [columns.index(c) for c in ("_cdc_op", "_cdc_event_time") if c in columns]
-        write_result([columns[i] for i in visible], [tuple(r[i] for i in visible) for r in rows[:5]],
-                     "table", sys.stdout)
+        _print_table(config, say, f"current.{table}", "row(s)", ("_cdc_op", "_cdc_event_time"))
+    histories = sorted(t for _ns, t in catalog.list_tables("history")) \
+        if ("history",) in catalog.list_namespaces() else []
+    say(f"\n== SCD2 history tables ({len(histories)}): every version of the rows of "
+        f"{', '.join(HISTORY_TOPICS)}")
+    for table in histories:
+        _print_table(config, say, f"history.{table}", "version(s)",
+                     ("_cdc_op", "_cdc_valid_from", "_cdc_valid_to", "_cdc_is_current"))
     say("\n== quarantine (messages that could not be decoded, with their reasons)")
     columns, rows = run_query(config, "SELECT kafka_topic, reason_code, count(*) AS messages "
                                       "FROM cdc.quarantine GROUP BY 1, 2 ORDER BY 1, 2")
@@ -274,6 +280,20 @@ def print_report(config: PipelineConfig, say: Callable[[str], None]) -> None:
         f"pyspark --remote {config.spark_remote}")
     say(f"Stop the demo's services: CDCLAKE_HOME={config.home} cdclake kafka stop; "
         f"CDCLAKE_HOME={config.home} cdclake spark stop")
+
+
+def _print_table(config: PipelineConfig, say: Callable[[str], None], table: str, unit: str,
+                 shown_meta: tuple[str, ...]) -> None:
+    """A table's row count and first rows: a few data columns and ``shown_meta``."""
+    from cdclake.query import run_query, write_result
+
+    order = " ORDER BY _cdc_key, _cdc_valid_from" if table.startswith("history.") else ""
+    columns, rows = run_query(config, f"SELECT * FROM {table}{order}")
+    say(f"\n-- {table}: {len(rows)} {unit}")
+    visible = [i for i, c in enumerate(columns) if not c.startswith("_cdc_")][:8]
+    visible += [columns.index(c) for c in shown_meta if c in columns]
+    write_result([columns[i] for i in visible], [tuple(r[i] for i in visible) for r in rows[:5]],
+                 "table", sys.stdout)
 
 
 def register(commands: argparse._SubParsersAction) -> None:

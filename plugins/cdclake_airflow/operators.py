@@ -108,7 +108,7 @@ def _task_config() -> PipelineConfig | None:
 
 
 def preload_gates() -> None:
-    """Import Great Expectations in the background (about 2.5 s of imports), so that the first
+    """Import Great Expectations in the background (seconds of imports), so that the first
     gate of a process that runs the hour's tasks one after another finds it imported."""
     import threading
 

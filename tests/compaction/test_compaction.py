@@ -302,8 +302,8 @@ def test_same_table_name_in_two_schemas_gives_two_current_tables(spark):
     write.writeTo(CHANGELOG).overwrite(F.col("landed_hour") == F.lit(hour(80)).cast("timestamp"))
     summary = compact_hour(spark, hour(80), "compact__80")
     assert sorted((t.source, t.table, t.status) for t in summary.tables) == [
-        ("None.HR.EMP", "current.nodb__hr__emp", "OK"),
-        ("None.SCOTT.EMP", "current.nodb__scott__emp", "OK"),
+        ("HR.EMP", "current.nodb__hr__emp", "OK"),
+        ("SCOTT.EMP", "current.nodb__scott__emp", "OK"),
         ("pay.orders", "current.pay__orders", "OK"),
     ]
     assert spark.table("current.nodb__hr__emp").count() == 0

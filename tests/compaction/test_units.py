@@ -76,8 +76,9 @@ def test_a_schema_other_than_the_database_is_part_of_the_table_name():
     # MySQL has none; CloudCanal repeats the database as the schema: both are the 2-part name.
     assert current_table_name("pay", "orders", None) == current_table_name("pay", "orders", "pay") == \
         "current.pay__orders"
-    assert source_label(None, "EMP", "HR") == "None.HR.EMP" and source_label("pay", "orders", "pay") == \
+    assert source_label(None, "EMP", "HR") == "HR.EMP" and source_label("pay", "orders", "pay") == \
         "pay.orders"
+    assert source_label(None, "product", "test") == "test.product"  # AWS DMS: schema-name, table-name
     assert find_collisions([(None, "HR", "EMP"), (None, "SCOTT", "EMP"), ("pay", "pay", "orders"),
                             ("pay", None, "orders")]) == {}
 

@@ -28,3 +28,10 @@ def test_every_demo_source_table_has_one_topic(tmp_path) -> None:
                 source = (prefixes.get(topic, ""), f"{row['database']}.{row['table_name']}")
                 topics_of.setdefault(source, set()).add(topic)
     assert topics_of and {s: t for s, t in topics_of.items() if len(t) > 1} == {}
+
+
+def test_the_demo_keeps_an_scd2_history_of_one_topic(tmp_path) -> None:
+    path = tmp_path / "pipeline.yml"
+    path.write_text(demo_config(9092))
+    config = load_config(path, env={})
+    assert {t.name: t.history for t in config.topics if t.history} == {"demo.debezium": ("*",)}
