@@ -370,7 +370,7 @@ def _check_starts(spark: SparkSession, starts: StartRules | None, topics: Sequen
                   run_id: str, neighbours: Mapping[tuple[str, int], LedgerNeighbours]) -> None:
     if starts is None or not topics:
         return
-    begins = topic_starts.resolve(spark, starts, topics, hour, run_id, LANDED_STATUSES)
+    begins = topic_starts.resolve(spark, starts, topics, run_id)
     latest: dict[str, dt.datetime | None] = {}
     for (topic, _partition), around in neighbours.items():
         if around.latest_hour is not None:

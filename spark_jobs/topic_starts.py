@@ -6,7 +6,6 @@ import datetime as dt
 from collections.abc import Sequence
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from cdclake.topic_starts import StartRules, TopicStart, new_starts
 from spark_jobs.session import local_frame
@@ -20,23 +19,18 @@ def read(spark: SparkSession) -> dict[str, TopicStart]:
             for r in spark.table(TOPIC_STARTS).select("topic", "start_hour", "origin").collect()}
 
 
-def resolve(spark: SparkSession, rules: StartRules, topics: Sequence[str], hour: dt.datetime,
-            run_id: str, landed_statuses: Sequence[str]) -> dict[str, TopicStart]:
-    """The starts of ``topics`` before landing ``hour``, recording the ones that are new or move."""
+def resolve(spark: SparkSession, rules: StartRules, topics: Sequence[str],
+            run_id: str) -> dict[str, TopicStart]:
+    """The recorded starts of ``topics`` before landing them, recording the ones the configuration
+    chose that are new or changed (a topic without one begins at its first landed hour)."""
     recorded = read(spark)
-    missing = [t for t in topics if t not in recorded]
-    fresh = False
-    earliest: dict[str, dt.datetime] = {}
-    if missing:
-        ledger = spark.table(OFFSET_LEDGER).where(F.col("status").isin(list(landed_statuses)))
-        earliest = {r["topic"]: r["first"] for r in ledger.where(F.col("topic").isin(missing))
-                    .groupBy("topic").agg(F.min("landed_hour").alias("first")).collect()}
-        fresh = not recorded and not earliest and not ledger.limit(1).collect()
-    changed = new_starts(rules, recorded, topics, hour, fresh, earliest)
+    fresh = (rules.lake_start is not None and not recorded
+             and not spark.table(OFFSET_LEDGER).limit(1).collect())
+    changed = new_starts(rules, recorded, topics, fresh)
     if changed:
         record(spark, changed, run_id)
         recorded.update({s.topic: s for s in changed})
-    return {t: recorded[t] for t in topics}
+    return {t: recorded[t] for t in topics if t in recorded}
 
 
 def record(spark: SparkSession, starts: Sequence[TopicStart], run_id: str) -> None:

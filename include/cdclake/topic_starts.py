@@ -7,8 +7,8 @@ topic has a **start**, recorded in ``ops.topic_starts``:
 
 - ``topics[].start_date`` when the topic sets one (the user says where it begins);
 - else, for the topics a lake lands first, the explicit ``schedule.start_date``;
-- else (no start date, or a topic added to a running lake) the first hour landed for it. Landing
-  an earlier hour moves such a start back, as an earlier hour lands before it today.
+- else (no start date, or a topic added to a running lake) the first hour landed for it, which
+  needs no record: the ledger shows it, and an earlier hour landed later moves it back.
 
 An hour at or after its topic's start is refused while the topic has no landed (or skipped) hour
 between the start and it. Hours before the start are backfills and land as before.
@@ -28,9 +28,6 @@ if TYPE_CHECKING:
 
 SCHEDULE = "schedule.start_date"
 TOPIC = "topics[].start_date"
-FIRST_LANDED = "first landed hour"
-# Origins a user chose: an earlier hour landed later does not move them back.
-CHOSEN = (SCHEDULE, TOPIC)
 
 
 @dataclass(frozen=True)
@@ -59,12 +56,9 @@ class StartRules:
 
 
 def new_starts(rules: StartRules, recorded: Mapping[str, TopicStart], topics: Iterable[str],
-               hour: dt.datetime, fresh_lake: bool,
-               earliest_landed: Mapping[str, dt.datetime]) -> list[TopicStart]:
-    """The starts to record before landing ``hour`` of ``topics``: the topics without one, a
-    changed ``topics[].start_date``, and a first-landed start an earlier hour moves back.
-    ``fresh_lake``: nothing is landed or recorded yet; ``earliest_landed``: each topic's earliest
-    hour in the ledger (lakes older than the starts table)."""
+               fresh_lake: bool) -> list[TopicStart]:
+    """The starts to record before landing ``topics``: on a fresh lake (nothing landed or
+    recorded yet) every configured topic's, and a ``topics[].start_date`` new or changed."""
     chosen = dict(rules.topic_starts or {})
     out: dict[str, TopicStart] = {}
     if fresh_lake and rules.lake_start is not None:
@@ -72,17 +66,10 @@ def new_starts(rules: StartRules, recorded: Mapping[str, TopicStart], topics: It
             out[topic] = TopicStart(topic, chosen.get(topic, rules.lake_start),
                                     TOPIC if topic in chosen else SCHEDULE)
     for topic in topics:
-        if topic in out:
-            continue
         have = recorded.get(topic)
-        if topic in chosen:
-            if have is None or (have.hour, have.origin) != (chosen[topic], TOPIC):
-                out[topic] = TopicStart(topic, chosen[topic], TOPIC)
-        elif have is None:
-            first = min(hour, earliest_landed.get(topic, hour))
-            out[topic] = TopicStart(topic, first, FIRST_LANDED)
-        elif have.origin not in CHOSEN and hour < have.hour:
-            out[topic] = TopicStart(topic, hour, FIRST_LANDED)
+        if topic not in out and topic in chosen and (have is None or (have.hour, have.origin) != (
+                chosen[topic], TOPIC)):
+            out[topic] = TopicStart(topic, chosen[topic], TOPIC)
     return list(out.values())
 
 

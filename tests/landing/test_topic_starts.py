@@ -9,7 +9,6 @@ import pytest
 
 from cdclake.exceptions import OffsetContinuityError
 from cdclake.topic_starts import (
-    FIRST_LANDED,
     SCHEDULE,
     TOPIC,
     StartRules,
@@ -24,42 +23,22 @@ LAKE = StartRules(lake_start=H, configured=("a", "b"))
 
 
 def test_a_fresh_lake_starts_every_configured_topic_at_the_schedule_start() -> None:
-    assert new_starts(LAKE, {}, ["a"], H + HOUR, True, {}) == [
-        TopicStart("a", H, SCHEDULE), TopicStart("b", H, SCHEDULE)]
+    assert new_starts(LAKE, {}, ["a"], True) == [TopicStart("a", H, SCHEDULE), TopicStart("b", H, SCHEDULE)]
+    # Not on a lake that has landed or recorded anything: a topic added later begins at its first
+    # landed hour, which the ledger shows without a record.
+    assert new_starts(LAKE, {"a": TopicStart("a", H, SCHEDULE)}, ["c"], False) == []
+    assert new_starts(StartRules(configured=("a",)), {}, ["a"], True) == []
 
 
 def test_a_topic_start_wins_over_the_schedule_and_is_recorded_again_when_it_changes() -> None:
     rules = StartRules(lake_start=H, topic_starts={"b": H + 5 * HOUR}, configured=("a", "b"))
-    assert new_starts(rules, {}, ["a"], H, True, {}) == [TopicStart("a", H, SCHEDULE),
-                                                         TopicStart("b", H + 5 * HOUR, TOPIC)]
+    assert new_starts(rules, {}, ["a"], True) == [TopicStart("a", H, SCHEDULE),
+                                                  TopicStart("b", H + 5 * HOUR, TOPIC)]
     recorded = {"b": TopicStart("b", H + 5 * HOUR, TOPIC)}
-    assert new_starts(rules, recorded, ["b"], H + 6 * HOUR, False, {}) == []
+    assert new_starts(rules, recorded, ["b"], False) == []
     moved = StartRules(topic_starts={"b": H + 2 * HOUR})
-    assert new_starts(moved, recorded, ["b"], H + 6 * HOUR, False, {}) == [
-        TopicStart("b", H + 2 * HOUR, TOPIC)]
-
-
-def test_a_topic_added_to_a_running_lake_starts_at_its_first_landed_hour() -> None:
-    recorded = {"a": TopicStart("a", H, SCHEDULE)}
-    assert new_starts(LAKE, recorded, ["c"], H + 7 * HOUR, False, {}) == [
-        TopicStart("c", H + 7 * HOUR, FIRST_LANDED)]
-
-
-def test_without_a_start_date_the_first_landed_hour_is_the_start_and_an_earlier_one_moves_it() -> None:
-    none = StartRules(configured=("a",))
-    assert new_starts(none, {}, ["a"], H + 3 * HOUR, True, {}) == [
-        TopicStart("a", H + 3 * HOUR, FIRST_LANDED)]
-    recorded = {"a": TopicStart("a", H + 3 * HOUR, FIRST_LANDED)}
-    assert new_starts(none, recorded, ["a"], H + 4 * HOUR, False, {}) == []
-    assert new_starts(none, recorded, ["a"], H + HOUR, False, {}) == [TopicStart("a", H + HOUR, FIRST_LANDED)]
-    # A chosen start does not move back: an earlier hour is a backfill before it.
-    chosen = {"a": TopicStart("a", H + 3 * HOUR, SCHEDULE)}
-    assert new_starts(none, chosen, ["a"], H + HOUR, False, {}) == []
-
-
-def test_a_lake_older_than_the_starts_begins_each_topic_at_its_earliest_landed_hour() -> None:
-    assert new_starts(LAKE, {}, ["a"], H + 9 * HOUR, False, {"a": H + 2 * HOUR}) == [
-        TopicStart("a", H + 2 * HOUR, FIRST_LANDED)]
+    assert new_starts(moved, recorded, ["b"], False) == [TopicStart("b", H + 2 * HOUR, TOPIC)]
+    assert new_starts(moved, {}, ["b", "c"], False) == [TopicStart("b", H + 2 * HOUR, TOPIC)]
 
 
 def test_an_hour_after_the_start_is_refused_until_an_hour_since_the_start_is_landed() -> None:

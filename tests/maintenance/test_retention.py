@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from cdclake import hours_cli
 from cdclake.exceptions import ExpiredHourError
 from cdclake.formats.base import FormatOptions
 from cdclake.hourly import plan_hour
@@ -76,6 +77,10 @@ def test_published_hours_expire_whole_and_a_re_run_needs_a_re_land(spark, config
     recorded = spark.table(EXPIRED_HOURS).where(f"landed_hour = '{H0}'").collect()
     assert sorted((r["layer"], r["row_count"], r["run_id"]) for r in recorded) == [
         ("quarantine", 1, "maintenance-1"), ("raw", 2, "maintenance-1")]
+    shown = {row[0]: dict(zip(hours_cli.COLUMNS, row, strict=True))
+             for row in hours_cli.hour_rows(config, H0, H0 + 2 * HOUR)}
+    assert [(h, r["landed"], r["expired"]) for h, r in shown.items()] == [
+        ("2015-03-01T11:00:00Z", "2", None), ("2015-03-01T10:00:00Z", "2", "quarantine,raw")]
     again = maintain(spark, retained, as_of, "maintenance-2", steps=(RETENTION_STEP,))
     assert again.results[0].metrics == {"raw_hours": 0, "raw_rows": 0, "raw_unpublished": 1,
                                         "quarantine_hours": 0, "quarantine_rows": 0,
