@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-time (and safe to repeat) set-up of a fresh machine for cdclake:
-#   - Debian packages: a JDK 17 and Maven (only if missing), python3-venv, chromium
+#   - Debian packages: a JDK 17 and Maven (only if missing), python3-venv, chromium, postgresql
 #   - the virtual environment .venv/ with the pinned Python packages and cdclake (editable)
 #   - the jars from Maven Central into .jars/ (Spark extras, Kafka broker)
 #   - the JVM fast path of decoding (jvm/) built with Maven into .jars/spark/cdclake-jvm.jar
@@ -17,6 +17,8 @@ command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # the browser test of the Airflow UI page (headless, driven by Playwright)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# the native cluster's catalog and Airflow database (cdclake cluster, the cluster tier)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql)
 if ((${#need_apt[@]})); then
   log "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -10,6 +10,7 @@ site-packages through a ``.pth`` path line rather than installing them again; Py
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import subprocess
 import sys
@@ -69,8 +70,10 @@ def install(layout: Layout) -> Path:
 
 
 def _pip(layout: Layout, *args: str) -> None:
+    # Without PYTHONPATH: a checkout on it (its cdclake.egg-info) makes pip see cdclake installed.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(layout.python), "install", "-q",
-                           *args], capture_output=True, text=True, check=False)
+                           *args], capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SetupError(f"pip install {' '.join(args)} failed:\n{done.stderr[-2000:]}")
 
