@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from cdclake import masking
 from cdclake.exceptions import SetupError, SparkServerError
-from cdclake.paths import PROJECT_ROOT, state_home, write_private
+from cdclake.paths import import_paths, state_home, write_private
 from cdclake.processes import recorded_pid, stop_process
 from cdclake.spark_conf import java_options, session_conf, settings_from_config
 
@@ -282,8 +282,7 @@ def server_env(config: PipelineConfig) -> dict[str, str]:
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "TZ": "UTC",
         "CDCLAKE_HOME": str(config.home),
-        "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(PROJECT_ROOT / "include"),
-                                       env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        "PYTHONPATH": os.pathsep.join([*import_paths(), env.get("PYTHONPATH", "")]).strip(os.pathsep),
     })
     # Spark prefers this variable to spark.local.dir: the server's scratch space is the folder it
     # records (spark.conf can still move it).
