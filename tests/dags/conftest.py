@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -196,5 +197,17 @@ def backfilled(config_file, state_home) -> Iterator[Backfill]:
         assert code == 0, f"backfill failed; logs under {config.home / 'airflow' / 'logs'}"
         yield Backfill(config, ui_probe(config, port), f"http://127.0.0.1:{port}")
     finally:
+        # The shell leading Airflow's process group is this process's child: reaped as it exits,
+        # or its zombie keeps the group alive until stop() gives up waiting and kills it.
+        group = airflow_cli.running_group(config)
+        if group is not None:
+            threading.Thread(target=_reap, args=(group,), daemon=True).start()
         with pipeline_environment(config_file, **settings):
             airflow_cli.stop()
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
