@@ -117,6 +117,19 @@ def _bar(done: int, total: int, label: str) -> str:
     return f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label}"
 
 
+def refuse_before_start_date(config: PipelineConfig, hours: list[dt.datetime]) -> None:
+    """Airflow creates no task of a run before its DAG's start_date: ``dags test`` would report
+    such an hour run, having run nothing."""
+    first = config.start_date.astimezone(dt.UTC).replace(tzinfo=None)
+    early = [h for h in hours if h < first]
+    if early:
+        raise CdclakeError(
+            f"hour {hour_text(early[0])} is before schedule.start_date {hour_text(first)}: the hourly DAG "
+            "runs no task before its start date, so it would run nothing. Set schedule.start_date (or "
+            "CDCLAKE_START_DATE) to the first hour to run, or run the hours as a backfill "
+            "(`cdclake airflow backfill`)")
+
+
 def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
               conf: dict[str, object] | None = None, out: TextIO | None = None) -> list[Path]:
     # sys.stderr as it is when called (a default argument would keep the one at import time).
@@ -124,6 +137,7 @@ def run_range(config: PipelineConfig, start: dt.datetime, end: dt.datetime,
     from cdclake.spark_check import ensure_running
 
     hours = hours_between(start, end)
+    refuse_before_start_date(config, hours)
     ensure_running(config)
     ensure_airflow_db(config)
     log_dir = airflow_home(config) / "run-logs"

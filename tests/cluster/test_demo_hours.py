@@ -53,7 +53,9 @@ def test_three_demo_hours_on_the_scheduler_equal_the_embedded_run(cluster: Clust
     home = tmp_path / "embedded"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CDCLAKE_")}
     env.update(CDCLAKE_HOME=str(home), CDCLAKE_CONFIG=str(cluster.config),
-               CDCLAKE_KAFKA_PORT=str(cluster.layout.ports()["kafka"]), CDCLAKE_SPARK_PORT=str(free_port()))
+               CDCLAKE_KAFKA_PORT=str(cluster.layout.ports()["kafka"]), CDCLAKE_SPARK_PORT=str(free_port()),
+               # `cdclake run` runs hours from the DAG's start date on (the cluster's is in the future).
+               CDCLAKE_START_DATE=start.strftime("%Y-%m-%dT%H:00:00Z"))
     began = time.monotonic()
     try:
         run = cdclake("run", "--start", _hour(start), "--end", _hour(end), env=env,

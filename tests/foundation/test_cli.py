@@ -70,3 +70,22 @@ def test_run_refuses_beside_a_lakehouse_run_in_flight(tmp_path, monkeypatch) -> 
     with sqlite3.connect(database) as connection:
         connection.execute("UPDATE dag_run SET state = 'success'")
     check_no_run_in_flight(config)
+
+
+def test_run_refuses_an_hour_before_the_dags_start_date_instead_of_running_nothing() -> None:
+    """Airflow creates no task of a run before the DAG's start date: ``dags test`` would succeed
+    having run nothing, so ``cdclake run`` refuses such an hour and says what to do."""
+    import dataclasses
+    import datetime as dt
+
+    import pytest
+
+    from cdclake.config import load_config
+    from cdclake.exceptions import CdclakeError
+    from cdclake.run_cli import refuse_before_start_date
+
+    config = dataclasses.replace(load_config(), start_date=dt.datetime(2025, 2, 3, 8, tzinfo=dt.UTC))
+    with pytest.raises(CdclakeError, match=r"hour 2025-02-03T07:00:00Z is before schedule.start_date "
+                                           r"2025-02-03T08:00:00Z: .*cdclake airflow backfill"):
+        refuse_before_start_date(config, [dt.datetime(2025, 2, 3, 7), dt.datetime(2025, 2, 3, 8)])
+    refuse_before_start_date(config, [dt.datetime(2025, 2, 3, 8), dt.datetime(2025, 2, 3, 9)])
