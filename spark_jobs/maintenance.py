@@ -7,7 +7,8 @@ with ``SHOW TABLES IN <namespace>``):
 0. ``expire_hours`` — not a table step: the whole landing hours of ``raw.kafka_messages`` and
    ``cdc.quarantine`` older than ``retention.raw_days`` / ``retention.quarantine_days`` (unset:
    kept), for published hours only (:mod:`spark_jobs.retention`). It runs when the whole
-   lakehouse is maintained and a retention is set; deferred while an hour is in flight.
+   lakehouse is maintained and a retention is set; a layer whose table holds an hour in flight is
+   deferred.
 1. ``purge_tombstones`` — delete-markers in ``current.<db>__<table>__tombstones`` (the compaction
    job's convention, :mod:`spark_jobs.compact`) whose ``_cdc_event_time`` is older than
    ``compaction.tombstone_retention_days`` before the reference time. The cut-off is recorded on
@@ -414,16 +415,20 @@ def maintain(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
 
 def _expire_hours(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id: str,
                   retention: RetentionConfig) -> StepResult:
+    """Each layer whose table holds no hour in flight is expired; the others are deferred."""
     from spark_jobs import retention as expiry
 
     in_flight = audit_branches(spark, catalog, sorted(expiry.TABLES.values()))
-    if in_flight:
-        branches = sorted({b for names in in_flight.values() for b in names})
-        return StepResult(RETENTION_STEP, HOURS_TARGET, "DEFERRED", message=_deferred(branches))
+    free = [layer for layer, table in expiry.TABLES.items() if table not in in_flight]
     try:
-        return StepResult(RETENTION_STEP, HOURS_TARGET, "OK", expiry.expire(spark, retention, as_of, run_id))
+        metrics = expiry.expire(spark, retention, as_of, run_id, free)
     except Exception as exc:  # noqa: BLE001 - reported like a table's failure: the task fails
         return StepResult(RETENTION_STEP, HOURS_TARGET, "FAILED", message=_first_line(exc))
+    if in_flight:
+        branches = sorted({b for names in in_flight.values() for b in names})
+        return StepResult(RETENTION_STEP, HOURS_TARGET, "DEFERRED", metrics,
+                          f"{', '.join(sorted(in_flight))}: {_deferred(branches)}")
+    return StepResult(RETENTION_STEP, HOURS_TARGET, "OK", metrics)
 
 
 def _gate_results_folder(wanted: list[str], tables: Iterable[str] | None,

@@ -83,7 +83,7 @@ def test_every_hour_shows_landed_gated_compacted_and_published(pipeline) -> None
     shown = [dict(zip(COLUMNS, row, strict=True)) for row in hour_rows(
         pipeline, HOURS[0], HOURS[-1] + dt.timedelta(hours=1))]
     assert shown == [{
-        "hour": h.strftime("%Y-%m-%dT%H:00:00Z"), "landed": str(landed.get(h, 0)),
+        "hour": h.strftime("%Y-%m-%dT%H:00:00Z"), "landed": str(landed.get(h, 0)), "expired": None,
         "change_rows": str(changes.get(h, 0)), "quarantined": str(quarantined.get(h, 0)),
         "raw_gate": "PASSED", "changelog_gate": "PASSED", "compact": "OK", "current_gate": "PASSED",
         "publish": "PUBLISHED", "published_tables": str(published[h])} for h in reversed(HOURS)]
