@@ -90,7 +90,7 @@ def server_paths(home: Path | None = None) -> ServerPaths:
 
 # Warnings and errors only, plus the server's own start line: the log of a server that runs for
 # weeks stays small.
-_LOG4J = """rootLogger.level = warn
+LOG4J = """rootLogger.level = warn
 rootLogger.appenderRef.stdout.ref = console
 appender.console.type = Console
 appender.console.name = console
@@ -312,7 +312,7 @@ def start(config: PipelineConfig, port: int | None = None, host: str = "127.0.0.
                                "or CDCLAKE_SPARK_PORT")
     _remove_scratch(recorded_scratch(paths))  # a server's that was killed, not stopped
     _sweep_scratch()
-    paths.log4j.write_text(_LOG4J)
+    paths.log4j.write_text(LOG4J)
     # Private (0700) from the moment it exists; named for the server.
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{port}-"))
     paths.scratch_file.write_text(str(scratch))

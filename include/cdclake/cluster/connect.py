@@ -19,7 +19,7 @@ from cdclake.cluster.layout import Layout, catalog_uri, cluster_jars, compose_di
 from cdclake.config import load_config
 from cdclake.paths import jars_dir, write_private
 from cdclake.spark_conf import SparkSettings, java_options, session_conf, spark_jars
-from cdclake.spark_server import SERVER_CLASS
+from cdclake.spark_server import LOG4J, SERVER_CLASS
 
 # Compose's settings that name the container's paths: the native cluster has its own.
 CONTAINER_SETTINGS = ("spark.pyspark.python", "spark.pyspark.driver.python")
@@ -89,16 +89,8 @@ def command(layout: Layout) -> list[str]:
     return [*out, "spark-internal"]
 
 
-_LOG4J = """rootLogger.level = warn
-rootLogger.appenderRef.stdout.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-logger.connect.name = org.apache.spark.sql.connect.service.SparkConnectServer
-logger.connect.level = info
-logger.scheduler.name = org.apache.spark.scheduler
+# The embedded server's log settings, plus the scheduler's: which worker ran what.
+_LOG4J = LOG4J + """logger.scheduler.name = org.apache.spark.scheduler
 logger.scheduler.level = info
 logger.cluster.name = org.apache.spark.scheduler.cluster
 logger.cluster.level = info
