@@ -12,6 +12,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from cdclake.formats.canonical import CHANGE_ROW_DDL
 from cdclake.table_names import (
     CHANGELOG,
+    ERASED_MESSAGES,
+    ERASURES,
     EXPIRED_HOURS,
     GATE_RESULTS,
     HELD_TABLES,
@@ -71,6 +73,34 @@ EXPIRED_HOURS_DDL = """
     row_count bigint,
     run_id string NOT NULL,
     expired_at timestamp
+"""
+
+# Erasures of one key of one current table (see spark_jobs.erasure): one row per erasure. The key
+# itself is never stored, only its hash salted with the lake's own secret.
+ERASURES_DDL = """
+    erasure_id string NOT NULL,
+    current_table string NOT NULL,
+    key_hash string NOT NULL,
+    reason string NOT NULL,
+    status string NOT NULL,
+    requested_at timestamp NOT NULL,
+    completed_at timestamp,
+    erased_through timestamp,
+    removed_rows array<struct<table_name: string, row_count: bigint>>,
+    raw_messages bigint,
+    snapshots_expired bigint,
+    files_removed bigint,
+    run_id string NOT NULL
+"""
+
+# The Kafka messages an erasure removed from raw (see spark_jobs.erasure): landing never lands
+# them again, and normalize keeps the other keys' change rows they carried.
+ERASED_MESSAGES_DDL = """
+    erasure_id string NOT NULL,
+    topic string NOT NULL,
+    `partition` int NOT NULL,
+    `offset` bigint NOT NULL,
+    landed_hour timestamp NOT NULL
 """
 
 QUARANTINE_DDL = """
@@ -150,6 +180,8 @@ TABLES: tuple[tuple[str, str, str, str], ...] = (
     (OFFSET_LEDGER, OFFSET_LEDGER_DDL, "", "landed_hour, topic, `partition`"),
     (TOPIC_STARTS, TOPIC_STARTS_DDL, "", "topic"),
     (EXPIRED_HOURS, EXPIRED_HOURS_DDL, "", "landed_hour, layer"),
+    (ERASURES, ERASURES_DDL, "", "requested_at, erasure_id"),
+    (ERASED_MESSAGES, ERASED_MESSAGES_DDL, "", "topic, `partition`, `offset`"),
     # Partitioned by landing hour (the unit of replacement); each write task's rows sorted by
     # table and event time (OWN_PROPERTIES), so that per-table reads skip files and row groups
     # by their min/max statistics.
