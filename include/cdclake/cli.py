@@ -113,6 +113,7 @@ COMMAND_MODULES = (
     "cdclake.tables_cli",            # tables
     "spark_jobs.commands.history",   # history rebuild
     "spark_jobs.commands.sql",       # sql
+    "spark_jobs.commands.erase",     # erase
     "cdclake.demo",                  # demo
     "cdclake.airflow_cli",           # airflow start|stop|status
     "cdclake.cluster.cli",           # cluster up|down|status|env|exec

@@ -54,3 +54,8 @@ class TransactionStalledError(LandingError):
 
 class GateFailed(CdclakeError):
     """A quality gate found data that must not be published; the message lists what failed."""
+
+
+class ErasureError(CdclakeError):
+    """An erasure was refused (an unknown table or key, an hour in flight, a tag or branch that
+    would keep the rows readable) or not confirmed; nothing was erased."""

@@ -1,0 +1,201 @@
+"""Erasure on the real broker, Spark, catalog and warehouse, in a lake of its own: a key's rows
+leave every table and every data file of the warehouse, every other row stays whole, and an
+erasure stopped at any commit point completes when run again."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from cdclake.exceptions import ErasureError
+from cdclake.hourly import plan_hour
+from spark_jobs.erasure import ErasurePlan, ErasureRequest, ErasureResult, erase
+from spark_jobs.tables import CHANGELOG, ERASED_MESSAGES, ERASURES, QUARANTINE, RAW_MESSAGES
+from tests.faults.crash import InjectedCrash, commit_points
+from tests.landing.kafka_helpers import Record, make_topic, send
+
+pytestmark = pytest.mark.slow
+
+H0 = dt.datetime(2014, 5, 1, 10)
+M = dt.timedelta(minutes=1)
+TABLE = "current.crm__people"
+HISTORY = "history.crm__people"
+TOMBSTONES = "current.crm__people__tombstones"
+# Each erased key's email: the values that must leave every data file.
+EMAILS = {i: f"person{i}@erase.example" for i in range(40, 46)}
+
+
+def _canal(kind: str, rows: list[dict[str, str]], at: dt.datetime,
+           old: list[dict[str, str]] | None = None) -> bytes:
+    ms = int(at.replace(tzinfo=dt.UTC).timestamp() * 1000)
+    return json.dumps({"data": rows, "database": "crm", "table": "people", "pkNames": ["id"], "isDdl": False,
+                       "type": kind, "es": ms, "ts": ms, "old": old, "id": 1,
+                       "mysqlType": {"id": "int", "email": "varchar(64)", "n": "int"},
+                       "sqlType": {"id": 4, "email": 12, "n": 4}}).encode()
+
+
+def _person(i: int, n: int = 0) -> dict[str, str]:
+    return {"id": str(i), "email": EMAILS.get(i, f"keep{i}@example.org"), "n": str(n)}
+
+
+def _messages() -> list[tuple[dt.datetime, bytes]]:
+    """One hour. A message carries several keys (an erased key beside kept ones); key 41 is
+    deleted (a tombstone), the others updated."""
+    first = [(H0 + M, _canal("INSERT", [_person(i) for i in (1, 40, 2)], H0 + M)),
+             (H0 + 2 * M, _canal("INSERT", [_person(i) for i in (41, 42, 43, 44, 45, 3)], H0 + 2 * M)),
+             (H0 + 3 * M, b"not json")]
+    second_at = H0 + 10 * M
+    updated = (1, 40, 42, 43, 44, 45)
+    second = [(second_at + M, _canal("UPDATE", [_person(i, 1) for i in updated], second_at + M,
+                                     old=[{"n": "0"}] * len(updated))),
+              (second_at + 2 * M, _canal("DELETE", [_person(41)], second_at + 2 * M))]
+    return first + second
+
+
+@pytest.fixture(scope="module")
+def lake(config, spark_server, kafka_bootstrap, tmp_path_factory) -> Iterator[tuple[Any, Any, Path]]:
+    """A published hour of one topic, with SCD2 history, in a catalog and warehouse of their own."""
+    from spark_jobs import compact, hour_status, publish
+    from spark_jobs.decode_spark import TopicFormat
+    from spark_jobs.land import run as land
+    from spark_jobs.normalize import normalize_hour
+    from spark_jobs.session import connect
+
+    root = tmp_path_factory.mktemp("erasure")
+    topic = make_topic(kafka_bootstrap, "erasure")
+    send(kafka_bootstrap, topic, [Record(0, at, None, value) for at, value in _messages()])
+    own = dataclasses.replace(
+        config, catalog_name="erasure_lake", catalog_uri=f"sqlite:///{root}/catalog.db",
+        warehouse=f"file://{root}/warehouse",
+        topics=(dataclasses.replace(config.topics[0], name=topic, format="canal_json", history=("*",)),))
+    spark = connect(own, "cdclake-erasure-tests")
+    from cdclake.formats.base import FormatOptions
+
+    try:
+        for hour in (H0,):
+            land(spark, own, hour, "land", plan_hour(own, hour, (topic,)))
+            branch = publish.audit_branch(hour)
+            normalize_hour(spark, {topic: TopicFormat("canal_json", FormatOptions())}, hour, "normalize",
+                           branch=branch)
+            assert not compact.run(spark, own, hour, "compact", branch).failures
+            publish.publish(spark, publish.audit_candidates(spark), hour, "publish")
+            hour_status.record(spark, hour, hour_status.PUBLISH, "publish", hour_status.PUBLISHED, [])
+        yield spark, own, root
+    finally:
+        spark.stop()
+
+
+def _rows(spark: Any, table: str) -> list[str]:
+    return sorted(repr(sorted(r.asDict(recursive=True).items())) for r in spark.table(table).collect())
+
+
+def _key_of(row: dict[str, Any]) -> str | None:
+    for image in ("after", "before"):
+        if row.get(image) and row[image].get("id") is not None:
+            return row[image]["id"]
+    return None
+
+
+def _without(spark: Any, table: str, ids: set[int]) -> list[str]:
+    """``table``'s rows without those of ``ids`` (by key, image or the raw message's coordinates)."""
+    texts = {str(i) for i in ids}
+    rows = [r.asDict(recursive=True) for r in spark.table(table).collect()]
+    if table in (TABLE, HISTORY, TOMBSTONES):
+        kept = [r for r in rows if r["_cdc_key"] not in {json.dumps([t]) for t in texts}]
+    elif table == CHANGELOG:
+        kept = [r for r in rows if _key_of(r) not in texts]
+    else:
+        erased = {(r["kafka_topic"], r["kafka_offset"]) for r in spark.table(CHANGELOG).collect()
+                  if _key_of(r.asDict(recursive=True)) in texts}
+        column = "topic" if table == RAW_MESSAGES else "kafka_topic"
+        offset = "offset" if table == RAW_MESSAGES else "kafka_offset"
+        kept = [r for r in rows if (r[column], r[offset]) not in erased]
+    return sorted(repr(sorted(r.items())) for r in kept)
+
+
+TABLES = (TABLE, HISTORY, TOMBSTONES, CHANGELOG, RAW_MESSAGES, QUARANTINE)
+
+
+def _data_file_texts(root: Path) -> list[str]:
+    """Every value of every Parquet data file left in the warehouse, as text (binary decoded)."""
+    texts = []
+    for path in sorted((root / "warehouse").rglob("*.parquet")):
+        for column in pq.read_table(path).to_pylist():
+            for value in column.values():
+                texts.append(value.decode("utf-8", "replace") if isinstance(value, bytes) else repr(value))
+    return texts
+
+
+def _request(i: int) -> ErasureRequest:
+    return ErasureRequest("crm.people", {"id": i}, f"test request {i}")
+
+
+def test_an_erasure_removes_the_key_from_every_table_and_data_file(lake) -> None:
+    spark, own, root = lake
+    expected = {table: _without(spark, table, {40}) for table in TABLES}
+    assert any(EMAILS[40] in text for text in _data_file_texts(root))
+
+    plan = erase(spark, own, _request(40), "dry", dry_run=True)
+    assert isinstance(plan, ErasurePlan)
+    # Key 40: an insert and an update (two messages, both carrying other keys too), two history
+    # versions, one current row.
+    assert plan.rows == {TABLE: 1, HISTORY: 2, TOMBSTONES: 0, CHANGELOG: 2, RAW_MESSAGES: 2, QUARANTINE: 0}
+    assert plan.raw_messages == 2
+    assert {table: _rows(spark, table) for table in TABLES} != expected  # nothing erased yet
+
+    with pytest.raises(ErasureError, match="--yes"):
+        erase(spark, own, _request(40), "unconfirmed")
+    result = erase(spark, own, _request(40), "erase-40", confirmed=True)
+    assert isinstance(result, ErasureResult)
+    assert {table: _rows(spark, table) for table in TABLES} == expected
+    assert not [text for text in _data_file_texts(root) if EMAILS[40] in text]
+    for table in (t for t in TABLES if plan.rows[t]):  # no snapshot, branch or tag left reaches the rows
+        assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").collect()[0][0] == 1, table
+        assert [r["name"] for r in spark.sql(f"SELECT name FROM {table}.refs").collect()] == ["main"], table
+
+    record = spark.table(ERASURES).where(f"erasure_id = '{result.erasure_id}'").collect()[0].asDict(True)
+    assert record["status"] == "done" and record["current_table"] == TABLE
+    assert record["reason"] == "test request 40" and record["raw_messages"] == 2
+    assert len(record["key_hash"]) == 64 and '["40"]' not in repr(record) and EMAILS[40] not in repr(record)
+    removed = sorted((r["table_name"], r["row_count"]) for r in record["removed_rows"])
+    assert removed == sorted(plan.rows.items())
+    assert spark.table(ERASED_MESSAGES).where(f"erasure_id = '{result.erasure_id}'").count() == 2
+    # Erased already: nothing holds the key, nothing is recorded again.
+    again = erase(spark, own, _request(40), "erase-40-again", confirmed=True)
+    assert isinstance(again, ErasurePlan) and not any(again.rows.values())
+    assert spark.table(ERASURES).count() == 1
+
+
+def _crash_at_first(fragment: str) -> Callable[[int, str], None]:
+    """A :func:`commit_points` hook that stops the job at its first commit naming ``fragment``."""
+    def hook(n: int, what: str) -> None:
+        if fragment in what:
+            raise InjectedCrash(f"crash injected at commit {n}: {what}")
+    return hook
+
+
+def test_an_erasure_stopped_at_a_commit_point_completes_when_run_again(lake) -> None:
+    spark, own, root = lake
+    with commit_points() as points:
+        erase(spark, own, _request(41), "count-41", confirmed=True)
+    # The record, the coordinates, the row tables' deletes, each table's purge, the record again.
+    assert points[0].startswith("MERGE INTO ops.erasures"), points
+    assert points[-1].startswith("MERGE INTO ops.erasures"), points
+    # After the record (before any delete), and among the purges (each table's own, concurrent).
+    for key, fragment in ((42, "writeTo(ops.erased_messages)"), (43, "expire_snapshots")):
+        expected = {table: _without(spark, table, {key}) for table in TABLES}
+        with pytest.raises(InjectedCrash), commit_points(_crash_at_first(fragment)):
+            erase(spark, own, _request(key), f"crash-{key}", confirmed=True)
+        assert spark.table(ERASURES).where("status = 'started'").count() == 1
+        result = erase(spark, own, _request(key), f"rerun-{key}", confirmed=True)
+        assert isinstance(result, ErasureResult), key
+        assert {table: _rows(spark, table) for table in TABLES} == expected, (key, fragment)
+        assert not [text for text in _data_file_texts(root) if EMAILS[key] in text], (key, fragment)
+        assert spark.table(ERASURES).where("status <> 'done'").count() == 0
