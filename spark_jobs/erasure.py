@@ -107,8 +107,11 @@ class ErasurePlan:
         if self.resumed:
             out.append(f"completes the erasure {self.resumed}, started earlier and not finished")
         for table in self.tables:
-            out.append(f"  {table}: {self.rows[table]} row(s) in {self.files.get(table, 0)} data file(s); "
-                       f"{self.snapshots.get(table, 0)} earlier snapshot(s) expired")
+            if not self.rows[table]:
+                out.append(f"  {table}: no rows of the key (left alone)")
+                continue
+            out.append(f"  {table}: {self.rows[table]} row(s) in {self.files.get(table, 0)} data file(s) "
+                       f"rewritten; {self.snapshots.get(table, 0)} earlier snapshot(s) expired")
         out.append(f"  Kafka messages removed from raw: {self.raw_messages}")
         return out
 
@@ -232,7 +235,9 @@ def _target(spark: SparkSession, request: ErasureRequest) -> _Target:
         raise ErasureError("--key names no column: give the key as JSON, e.g. '{\"id\": 42}'")
     sources = _sources(spark, table)
     if not sources:
-        raise ErasureError(f"{table}: cdc.changelog holds no change of its source table")
+        done = spark.table(ERASURES).where(F.col("current_table") == table).count()
+        raise ErasureError(f"{table}: cdc.changelog holds no change of its source table"
+                           + (f" (ops.erasures records {done} erasure(s) of it)" if done else ""))
     source = _source_condition(sources)
     columns = _key_columns(spark, source, request.key, table)
     values = {c: canonical_text(c, request.key[c]) for c in columns}

@@ -34,7 +34,7 @@ def run(spark: SparkSession, config: PipelineConfig, args: argparse.Namespace, r
     if not args.dry_run and not (args.reason or "").strip():
         raise ErasureError("--reason is required: it is recorded in ops.erasures")
     request = ErasureRequest(args.table, args.key, (args.reason or "").strip(), args.topic)
-    if not args.dry_run:
+    if args.yes:
         print(WARNING)
     outcome = erase(spark, config, request, run_id, dry_run=args.dry_run, confirmed=args.yes)
     if isinstance(outcome, ErasurePlan):
