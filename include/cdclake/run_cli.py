@@ -45,7 +45,7 @@ def hours_between(start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
 
 
 # The DAGs whose runs commit to the lakehouse: none may be in flight while an hour runs here.
-LAKEHOUSE_DAG_IDS = (HOURLY_DAG_ID, "cdclake_maintenance")
+LAKEHOUSE_DAG_IDS = (HOURLY_DAG_ID, "cdclake_maintenance", "cdclake_erase")
 
 
 def runs_in_flight(config: PipelineConfig) -> list[tuple[str, str, str]]:
@@ -67,9 +67,9 @@ def runs_in_flight(config: PipelineConfig) -> list[tuple[str, str, str]]:
 
 
 def check_no_run_in_flight(config: PipelineConfig) -> None:
-    """Refuse to run an hour beside a scheduled one or a maintenance run: ``airflow dags test``
-    runs outside the DAG's ``max_active_runs`` and the ``lakehouse_writes`` pool, so the two
-    would race for ``main`` of the same tables."""
+    """Refuse to run an hour beside a scheduled one, a maintenance or an erasure run: ``airflow
+    dags test`` runs outside the DAG's ``max_active_runs`` and the ``lakehouse_writes`` pool, so
+    the two would race for ``main`` of the same tables."""
     busy = runs_in_flight(config)
     if busy:
         runs = ", ".join(f"{dag} {run} ({state})" for dag, run, state in busy)

@@ -43,8 +43,8 @@ def test_airflow_backfill_refuses_clearly_without_a_scheduler(tmp_path) -> None:
 
 def test_run_refuses_beside_a_lakehouse_run_in_flight(tmp_path, monkeypatch) -> None:
     """``airflow dags test`` runs outside max_active_runs and the write pool: ``cdclake run`` and
-    ``quarantine replay`` refuse while the scheduler has an hourly or maintenance run going. The
-    table is the three columns of Airflow's ``dag_run`` that the check reads."""
+    ``quarantine replay`` refuse while the scheduler has an hourly, maintenance or erasure run
+    going. The table is the three columns of Airflow's ``dag_run`` that the check reads."""
     import sqlite3
 
     import pytest
@@ -63,8 +63,10 @@ def test_run_refuses_beside_a_lakehouse_run_in_flight(tmp_path, monkeypatch) -> 
         connection.executemany("INSERT INTO dag_run VALUES (?, ?, ?)", [
             ("cdclake_hourly", "scheduled__2025-02-03T07", "success"),
             ("cdclake_maintenance", "scheduled__2025-02-04", "running"),
+            ("cdclake_erase", "manual__1", "queued"),
             ("other_dag", "manual__1", "running")])
-    busy = r"in flight: cdclake_maintenance scheduled__2025-02-04 \(running\)"
+    busy = (r"in flight: cdclake_erase manual__1 \(queued\), "
+            r"cdclake_maintenance scheduled__2025-02-04 \(running\)")
     with pytest.raises(CdclakeError, match=busy):
         check_no_run_in_flight(config)
     with sqlite3.connect(database) as connection:
