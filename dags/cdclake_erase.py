@@ -22,8 +22,9 @@ What goes: the key's rows in `current`, its tombstones and `history`, its change
 `raw.kafka_messages`; the data files holding them are rewritten, earlier snapshots expired and
 orphan files removed. `ops.erasures` records it (a salted hash of the key, never the key).
 
-The job refuses (the task fails; I/O retries apply) while an hour is in flight (an audit branch,
-or a landed hour not yet published) or while a tag or another branch exists on a touched table.
+The job waits (the task fails and its retries try again) while an hour is in flight (an audit
+branch, or a landed hour not yet published). It refuses (the task fails at once) an unconfirmed
+erasure, an unknown table or key, and a tag or another branch on a touched table.
 An erasure stopped midway completes when the same table and key are erased again. The task runs
 in the one-slot pool `lakehouse_writes`, so it never commits while an hourly or maintenance task
 does. Details: docs/operations.md, *Erasure*.

@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 
 from cdclake.catalog import open_catalog
 from cdclake.config import PipelineConfig
-from cdclake.exceptions import ErasureError
+from cdclake.exceptions import ErasureDeferred, ErasureError
 from cdclake.formats.base import row_key_text
 from cdclake.paths import private_file, state_home
 from spark_jobs.identifiers import (
@@ -320,8 +320,8 @@ def check_nothing_in_flight(spark: SparkSession, tables: Sequence[str]) -> None:
     refs = spark.sql(union).collect()
     audit = sorted({f"{r['t']} ({r['name']})" for r in refs if r["name"].startswith(AUDIT_BRANCH_PREFIX)})
     if audit:
-        raise ErasureError("an hour is in flight (audit branch on " + ", ".join(audit) + "): run the erasure "
-                           "once it is published, or re-run or discard the failed hour first")
+        raise ErasureDeferred("an hour is in flight (audit branch on " + ", ".join(audit) + "): run the "
+                              "erasure once it is published, or re-run or discard the failed hour first")
     others = sorted({f"{r['t']} ({r['type'].lower()} {r['name']})" for r in refs})
     if others:
         raise ErasureError("a tag or branch keeps earlier rows readable: " + ", ".join(others)
@@ -334,8 +334,8 @@ def check_nothing_in_flight(spark: SparkSession, tables: Sequence[str]) -> None:
                .orderBy("landed_hour").collect())
     if pending:
         hours = ", ".join(f"{r[0]:%Y-%m-%dT%H}" for r in pending[:5])
-        raise ErasureError(f"hour(s) landed and not yet published: {hours}; their raw messages may hold the "
-                           "key. Run them to the end (or discard them) before the erasure")
+        raise ErasureDeferred(f"hour(s) landed and not yet published: {hours}; their raw messages may hold "
+                              "the key. Run them to the end (or discard them) before the erasure")
 
 
 # ----------------------------------------------------------------------------- applying

@@ -59,3 +59,7 @@ class GateFailed(CdclakeError):
 class ErasureError(CdclakeError):
     """An erasure was refused (an unknown table or key, an hour in flight, a tag or branch that
     would keep the rows readable) or not confirmed; nothing was erased."""
+
+
+class ErasureDeferred(ErasureError):
+    """An erasure waits for an hour in flight to publish (the DAG's task retries it)."""

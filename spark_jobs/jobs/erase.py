@@ -4,7 +4,9 @@
         --reason "GDPR request 1234" --run-id manual__1 [--topic T] [--dry-run | --yes]
 
 ``cdclake erase`` and the ``cdclake_erase`` DAG run this with the same arguments. Prints what goes
-(and, unless ``--dry-run``, what went); exits 2 when the erasure is refused or not confirmed.
+(and, unless ``--dry-run``, what went). A refusal (unconfirmed, unknown table or key, a tag) raises
+:class:`ErasureError`, which fails the DAG's task at once; an hour in flight exits 1, so the task's
+retry waits for it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from cdclake.config import PipelineConfig
-from cdclake.exceptions import ErasureError
+from cdclake.exceptions import ErasureDeferred, ErasureError
 from spark_jobs.commands.erase import add_arguments
 from spark_jobs.erasure import WARNING, ErasurePlan, ErasureRequest, erase
 from spark_jobs.session import job_session
@@ -54,10 +56,14 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     with job_session(args.config, "cdclake-erase", spark) as (config, session):
         try:
             return run(session, config, args, args.run_id)
-        except ErasureError as exc:
+        except ErasureDeferred as exc:  # waits for the hour in flight: the task's retry tries again
             print(f"cdclake erase: {exc}", file=sys.stderr)
-            return 2
+            return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ErasureError as exc:  # refused: running it again changes nothing
+        print(f"cdclake erase: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from cdclake.exceptions import ErasureError
+from cdclake.exceptions import ErasureDeferred, ErasureError
 from cdclake.hourly import plan_hour
 from spark_jobs.erasure import ErasurePlan, ErasureRequest, ErasureResult, erase
 from spark_jobs.tables import CHANGELOG, ERASED_MESSAGES, ERASURES, QUARANTINE, RAW_MESSAGES
@@ -152,6 +152,14 @@ def test_an_erasure_removes_the_key_from_every_table_and_data_file(lake) -> None
 
     with pytest.raises(ErasureError, match="--yes"):
         erase(spark, own, _request(40), "unconfirmed")
+    # An hour in flight defers it; a tag would keep the rows readable: refused. Nothing erased.
+    for ref, error, says in (("BRANCH audit_20140501T11", ErasureDeferred, "an hour is in flight"),
+                             ("TAG kept", ErasureError, "a tag or branch keeps earlier rows readable")):
+        spark.sql(f"ALTER TABLE erasure_lake.{HISTORY} CREATE {ref}")
+        with pytest.raises(error, match=says):
+            erase(spark, own, _request(40), "refused", confirmed=True)
+        spark.sql(f"ALTER TABLE erasure_lake.{HISTORY} DROP {ref}")
+    assert {table: _rows(spark, table) for table in TABLES} != expected
     result = erase(spark, own, _request(40), "erase-40", confirmed=True)
     assert isinstance(result, ErasureResult)
     assert {table: _rows(spark, table) for table in TABLES} == expected
