@@ -354,32 +354,20 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     the quarantine and stats writes: the hour's changelog (on the audit branch, which is then not
     published) is new, its stats are not written and the job fails.
     """
-    ensure_tables(spark)
-    expired = retention.expired_layers(spark, hour)
-    if retention.RAW in expired:  # normalizing nothing would replace the hour's changelog with nothing
-        raise retention.expired_raw_error(hour)
-    if branch is not None:
-        from spark_jobs.publish import audit_branch, begin_attempt
-
-        if branch != audit_branch(hour):
-            raise ValueError(f"the audit branch of hour {hour:%Y-%m-%dT%H} is {audit_branch(hour)!r}, "
-                             f"not {branch!r}")
-        # A fresh branch from main: a re-run of the hour starts from what analysts see.
-        begin_attempt(spark, hour, (CHANGELOG, QUARANTINE))
+    expired = _begin(spark, hour, branch)
     erased = _erased(spark, hour)
-    raw = spark.read.option("split-size", str(READ_SPLIT_BYTES)).table(RAW_MESSAGES).where(hour_filter(hour))
-    raw = erased.without_erased(spark, raw)
+    raw = erased.without_erased(spark, spark.read.option("split-size", str(READ_SPLIT_BYTES))
+                                .table(RAW_MESSAGES).where(hour_filter(hour)))
     source, python_decoded, fast = decode_plan(raw, formats)
     changelog = table_ref(CHANGELOG, branch)
     seconds: dict[str, float] = {}
     empty_outcomes = empty_frame(spark, OUTCOME_SCHEMA)
     no_pairs = empty_frame(spark, ROW_SCHEMA)
-    # Every message is decoded once. The Python decoders' outcomes (the topics without a fast
-    # path) are cached: the changelog, the pairing and the quarantine read them. The fast path's
-    # rows are not: they stream from the raw files into the changelog write, which counts them as
-    # it writes (Dataset.observe). Only the topics where the fast path declined messages or
-    # decoded halves of two-message updates are read again, to decode the declined in Python
-    # and to pair the halves; their rows are appended to the hour.
+    # Every message is decoded once. The Python decoders' outcomes (the topics without a fast path) are
+    # cached: the changelog, the pairing and the quarantine read them. The fast path's rows are not: they
+    # stream from the raw files into the changelog write, which counts them as it writes (Dataset.observe).
+    # Only the topics where the fast path declined messages or decoded halves of two-message updates are
+    # read again, to decode the declined in Python and to pair the halves; their rows are appended.
     with ExitStack() as cache:
         def persisted(frame: DataFrame) -> DataFrame:
             frame = frame.persist(REUSED)
@@ -397,11 +385,7 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             streamed, observation = empty_outcomes, Observation("fast_path")
             fast_topics = any(topic in fast for topic in raw_counts)
             if fast_topics:
-                tried = jvm_decode.with_fast_rows(source.where(in_fast), fast)
-                streamed = (jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW, outer=True)
-                            .observe(observation, F.call_function(jvm_decode.KEY_COUNTS, observed_key())
-                                     .alias("counts"))
-                            .where(F.col("_kind") == KIND_ROW))
+                streamed = _fast_rows(source.where(in_fast), fast, observation)
             rows = changelog_rows(python.unionByName(streamed), hour, run_id, no_pairs)
             _replace_hour(erased.with_carried(rows), changelog, hour)
             formats_of = {topic: spec[0] for topic, spec in fast.items()}
@@ -431,21 +415,61 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             stats = run_stats(raw_counts, counts, paired, hour, run_id, warned) + \
                 fast_path_stats(fast_counts, hour, run_id) + erased.stats(hour, run_id)
             totals = reconcile(stats)
-
-        def total(metric: str) -> int:
-            return sum(t.get(metric, 0) for t in totals.values())
-
         with _timed(seconds, "quarantine_write"):
-            quarantined = quarantine_rows(python.unionByName(declined), hour, run_id)
-            if total("quarantined_messages") <= SMALL_QUARANTINE:
-                # Usually none or a few: one file, without the range shuffle's sampling job.
-                replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
-            else:
-                _replace_hour(quarantined, table_ref(QUARANTINE, branch), hour)
-            if retention.QUARANTINE in expired:  # decoded again from the raw copy: whole again
-                retention.restored(spark, retention.QUARANTINE, hour)
+            _write_quarantine(spark, quarantine_rows(python.unionByName(declined), hour, run_id), hour,
+                              branch, totals, expired)
         with _timed(seconds, "stats_write"):
             _replace_stats(spark, local_frame(spark, stats, spark.table(RUN_STATS).schema), hour)
+    return _summary(hour, run_id, totals, seconds)
+
+
+def _begin(spark: SparkSession, hour: dt.datetime, branch: str | None) -> set[str]:
+    """Check the hour can be normalized and begin its attempt (on ``branch``, a fresh one from
+    ``main``); returns the hour's expired layers."""
+    ensure_tables(spark)
+    expired = retention.expired_layers(spark, hour)
+    if retention.RAW in expired:  # normalizing nothing would replace the hour's changelog with nothing
+        raise retention.expired_raw_error(hour)
+    if branch is not None:
+        from spark_jobs.publish import audit_branch, begin_attempt
+
+        if branch != audit_branch(hour):
+            raise ValueError(f"the audit branch of hour {hour:%Y-%m-%dT%H} is {audit_branch(hour)!r}, "
+                             f"not {branch!r}")
+        # A fresh branch from main: a re-run of the hour starts from what analysts see.
+        begin_attempt(spark, hour, (CHANGELOG, QUARANTINE))
+    return expired
+
+
+def _fast_rows(source: DataFrame, fast: dict[str, tuple[str, str, int]],
+               observation: Observation) -> DataFrame:
+    """The fast path's change rows of ``source``, its outcome records counted by
+    :func:`observed_key` into ``observation`` as they are written."""
+    tried = jvm_decode.with_fast_rows(source, fast)
+    return (jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW, outer=True)
+            .observe(observation, F.call_function(jvm_decode.KEY_COUNTS, observed_key()).alias("counts"))
+            .where(F.col("_kind") == KIND_ROW))
+
+
+def _write_quarantine(spark: SparkSession, quarantined: DataFrame, hour: dt.datetime, branch: str | None,
+                      totals: Mapping[str, Mapping[str, int]], expired: set[str]) -> None:
+    if _total(totals, "quarantined_messages") <= SMALL_QUARANTINE:
+        # Usually none or a few: one file, without the range shuffle's sampling job.
+        replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
+    else:
+        _replace_hour(quarantined, table_ref(QUARANTINE, branch), hour)
+    if retention.QUARANTINE in expired:  # decoded again from the raw copy: whole again
+        retention.restored(spark, retention.QUARANTINE, hour)
+
+
+def _total(totals: Mapping[str, Mapping[str, int]], metric: str) -> int:
+    return sum(t.get(metric, 0) for t in totals.values())
+
+
+def _summary(hour: dt.datetime, run_id: str, totals: Mapping[str, Mapping[str, int]],
+             seconds: dict[str, float]) -> NormalizeSummary:
+    def total(metric: str) -> int:
+        return sum(t.get(metric, 0) for t in totals.values())
 
     return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
                             total("control_messages"), total("quarantined_messages"), total("change_rows"),
