@@ -17,6 +17,7 @@ from pyspark.sql.window import Window
 
 from cdclake.formats import errors as format_errors
 from cdclake.formats.errors import DECODER_ERROR
+from spark_jobs.erased_messages import erased_coordinates
 from spark_jobs.normalize import STAGE as NORMALIZE_STAGE
 from spark_jobs.normalize import table_ref
 from spark_jobs.tables import CHANGELOG, OFFSET_LEDGER, QUARANTINE, RAW_MESSAGES, RUN_STATS
@@ -45,14 +46,21 @@ def raw_messages(spark: SparkSession, hour: dt.datetime) -> DataFrame:
 
 
 def raw_partitions(spark: SparkSession, hour: dt.datetime) -> DataFrame:
-    """Per topic-partition: the ledger's landed count beside the records actually landed."""
+    """Per topic-partition: the ledger's landed count beside the records actually landed, those
+    an erasure removed since (``erased_messages``, missing from raw on purpose) included."""
     landed = (spark.table(RAW_MESSAGES).where(_at_hour(hour)).groupBy("topic", "partition")
-              .agg(F.count(F.lit(1)).alias("landed_messages")))
+              .agg(F.count(F.lit(1)).alias("raw_records")))
     ledger = (spark.table(OFFSET_LEDGER).where(_at_hour(hour))
               .select("topic", "partition", "planned_start", "planned_end",
                       F.col("landed_count").alias("ledger_landed_count"), "status"))
-    return (ledger.join(landed, ["topic", "partition"], "full")
-            .withColumn("landed_messages", F.coalesce("landed_messages", F.lit(0)).cast("bigint")))
+    erased = (erased_coordinates(spark, hour).groupBy("topic", "partition")
+              .agg(F.count(F.lit(1)).alias("erased_messages")))
+    partitions = (ledger.join(landed, ["topic", "partition"], "full")
+                  .join(erased, ["topic", "partition"], "left"))
+    for name in ("raw_records", "erased_messages"):
+        partitions = partitions.withColumn(name, F.coalesce(name, F.lit(0)).cast("bigint"))
+    return (partitions.withColumn("landed_messages", F.col("raw_records") + F.col("erased_messages"))
+            .drop("raw_records"))
 
 
 def changelog_changes(spark: SparkSession, hour: dt.datetime, branch: str | None) -> DataFrame:
@@ -98,14 +106,17 @@ def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
                      warning_rate_max: Mapping[str, float] | None = None,
                      default_warning_rate_max: float = 1.0) -> DataFrame:
     """Per topic: raw records, normalize's run stats, changelog and quarantine rows, quarantine
-    rate, and the rate of change rows decoded despite contradicting metadata (drift warnings)."""
+    rate, and the rate of change rows decoded despite contradicting metadata (drift warnings).
+    ``change_rows`` counts the rows normalize decoded and those it carried over at erased
+    messages (``carried_change_rows``: their raw message is gone, see ``spark_jobs.erased_messages``)."""
     raw = (spark.table(RAW_MESSAGES).where(_at_hour(hour)).groupBy("topic")
            .agg(F.count(F.lit(1)).alias("raw_messages")))
     drift = (F.col("metric") == F.lit("warnings")) & F.col("reason_code").isin(*format_errors.DRIFT_CODES)
     stats = (spark.table(RUN_STATS).where(_at_hour(hour) & (F.col("stage") == NORMALIZE_STAGE))
              .withColumn("metric", F.when(drift, F.lit("drift_warnings")).otherwise(F.col("metric")))
              .groupBy("topic").pivot("metric", ["decoded_messages", "control_messages",
-                                                "quarantined_messages", "change_rows", "drift_warnings"])
+                                                "quarantined_messages", "change_rows", "carried_change_rows",
+                                                "drift_warnings"])
              .agg(F.sum("value")))
     changelog = (spark.table(table_ref(CHANGELOG, branch)).where(_at_hour(hour))
                  .groupBy(F.col("kafka_topic").alias("topic")).agg(F.count(F.lit(1)).alias("changelog_rows")))
@@ -115,12 +126,14 @@ def changelog_topics(spark: SparkSession, hour: dt.datetime, branch: str | None,
                        F.sum(F.when(F.col("reason_code") == F.lit(DECODER_ERROR), 1).otherwise(0))
                        .alias("decoder_errors")))
     counts = ("raw_messages", "decoded_messages", "control_messages", "quarantined_messages",
-              "change_rows", "changelog_rows", "quarantine_rows", "decoder_errors", "drift_warnings")
+              "change_rows", "carried_change_rows", "changelog_rows", "quarantine_rows", "decoder_errors",
+              "drift_warnings")
     topics = (raw.join(stats, "topic", "full").join(changelog, "topic", "full")
               .join(quarantine, "topic", "full"))
     for name in counts:
         topics = topics.withColumn(name, F.coalesce(F.col(name), F.lit(0)).cast("bigint"))
     return (topics
+            .withColumn("change_rows", F.col("change_rows") + F.col("carried_change_rows"))
             .withColumn("accounted_messages",
                         F.col("decoded_messages") + F.col("control_messages") + F.col("quarantined_messages"))
             .withColumn("quarantine_rate", F.when(F.col("raw_messages") > 0,

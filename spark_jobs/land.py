@@ -9,6 +9,11 @@ are anchored to ``ops.offset_ledger`` (each starts where the previous landed hou
 offset gaps and no rows), and the hour's rows of the planned topics are replaced. The ledger gets
 one row per topic-partition-hour, with how late its messages were.
 
+Messages an erasure removed from raw (``ops.erased_messages``, :mod:`spark_jobs.erased_messages`)
+are never written back: they are read from Kafka with the rest and left out of the raw write. The
+ledger counts them in ``landed_count`` (they were landed once, and are missing on purpose) and
+names them in ``erased_messages``.
+
 A topic already landed for the hour keeps its raw copy on a re-run: Kafka may no longer hold it
 (retention, compaction). ``reland`` reads the recorded ranges again, and refuses a copy that would
 hold fewer messages than the ledger records. :func:`skip_hour` records an hour as skipped: its
@@ -20,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, cast
@@ -40,7 +46,7 @@ from cdclake.offsets import (
     check_continuity,
 )
 from cdclake.topic_starts import StartRules, check_start
-from spark_jobs import retention, topic_starts
+from spark_jobs import erased_messages, retention, topic_starts
 from spark_jobs.session import local_frame
 from spark_jobs.tables import OFFSET_LEDGER, RAW_MESSAGES, ensure_tables, in_catalog
 
@@ -74,6 +80,8 @@ class PartitionLanding:
     # Messages whose timestamp is before the hour (stragglers), and the most late one's delay.
     late_messages: int = 0
     max_lateness_ms: int | None = None
+    # Messages of the range that an erasure removed: counted in landed_count, not written to raw.
+    erased_messages: int = 0
 
 
 @dataclass(frozen=True)
@@ -196,18 +204,22 @@ def ledger_neighbours(spark: SparkSession, plan: OffsetPlan) -> dict[tuple[str, 
 
 
 def ledger_rows(plan: OffsetPlan, landed: Mapping[tuple[str, int], tuple], run_id: str,
-                notes: Mapping[tuple[str, int], str], accept_gaps: bool) -> list[PartitionLanding]:
-    """One ledger entry per planned topic-partition, reconciling the plan with what landed."""
+                notes: Mapping[tuple[str, int], str], accept_gaps: bool,
+                erased: Mapping[tuple[str, int], int] | None = None) -> list[PartitionLanding]:
+    """One ledger entry per planned topic-partition, reconciling the plan with what landed;
+    ``erased`` messages (per topic-partition) count as landed, though raw no longer holds them."""
     entries = []
     for r in plan.ranges:
-        count, first, last, late, lateness = landed.get((r.topic, r.partition), (0, None, None, 0, None))
+        written, first, last, late, lateness = landed.get((r.topic, r.partition), (0, None, None, 0, None))
+        gone = (erased or {}).get((r.topic, r.partition), 0)
+        count = written + gone
         note = notes.get((r.topic, r.partition))
         _check_inside(r, count, first, last)
         status = STATUS_LANDED if count else STATUS_EMPTY
         if accept_gaps and note and "gone" in note:
             status = STATUS_LANDED_WITH_GAP
         entries.append(PartitionLanding(r.topic, r.partition, r.start, r.end, count, first, last,
-                                        status, note, int(late or 0), lateness))
+                                        status, note, int(late or 0), lateness, gone))
     return entries
 
 
@@ -230,15 +242,11 @@ def write_ledger(spark: SparkSession, plan: OffsetPlan, entries: Sequence[Partit
     """
     if not entries:
         return
-    schema = spark.table(OFFSET_LEDGER).schema
-    if "late_messages" not in schema.fieldNames():  # a ledger made before lateness was recorded
-        spark.sql(f"ALTER TABLE {in_catalog(spark, OFFSET_LEDGER)} "
-                  "ADD COLUMNS (late_messages bigint, max_lateness_ms bigint)")
-        schema = spark.table(OFFSET_LEDGER).schema
+    schema = _ledger_schema(spark)
     recorded_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows = [(e.topic, e.partition, plan.hour, e.planned_start, e.planned_end, e.landed_count,
              e.first_offset, e.last_offset, run_id, e.status, e.message, recorded_at, e.late_messages,
-             e.max_lateness_ms) for e in entries]
+             e.max_lateness_ms, e.erased_messages) for e in entries]
     local_frame(spark, rows, schema).createOrReplaceTempView(_LEDGER_UPDATE_VIEW)
     try:
         spark.sql(f"""
@@ -251,6 +259,18 @@ def write_ledger(spark: SparkSession, plan: OffsetPlan, entries: Sequence[Partit
 
 
 _LEDGER_UPDATE_VIEW = "cdclake_offset_ledger_update"
+# Columns added to the ledger after it was first made, in order: a ledger made before gets them.
+_LATER_LEDGER_COLUMNS = (("late_messages", "bigint"), ("max_lateness_ms", "bigint"),
+                         ("erased_messages", "bigint"))
+
+
+def _ledger_schema(spark: SparkSession) -> T.StructType:
+    schema = spark.table(OFFSET_LEDGER).schema
+    missing = [f"{name} {kind}" for name, kind in _LATER_LEDGER_COLUMNS if name not in schema.fieldNames()]
+    if missing:
+        spark.sql(f"ALTER TABLE {in_catalog(spark, OFFSET_LEDGER)} ADD COLUMNS ({', '.join(missing)})")
+        schema = spark.table(OFFSET_LEDGER).schema
+    return schema
 
 
 def _ledger_topics(spark: SparkSession, hour: dt.datetime) -> set[str]:
@@ -271,7 +291,8 @@ def recorded_hour(spark: SparkSession, hour: dt.datetime,
         found.setdefault(r["topic"], []).append(PartitionLanding(
             r["topic"], r["partition"], r["planned_start"], r["planned_end"], r["landed_count"] or 0,
             r["first_offset"], r["last_offset"], r["status"], r["message"],
-            int(row.get("late_messages") or 0), row.get("max_lateness_ms")))
+            int(row.get("late_messages") or 0), row.get("max_lateness_ms"),
+            int(row.get("erased_messages") or 0)))
     return found
 
 
@@ -357,13 +378,34 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
     kafka_rows = read_planned_messages(spark, work, kafka_options, fail_on_data_loss=not relanded)
     if relanded:
         _check_relanded_counts(kafka_rows, work, relanded)
-    write_raw_messages(spark, to_raw_messages(kafka_rows, plan.hour, run_id), plan.hour, work.topics)
-    entries = ledger_rows(work, landed_offsets(spark, plan.hour, work.topics), run_id, notes, accept_gaps)
+    erased = _write_unerased(spark, work, to_raw_messages(kafka_rows, plan.hour, run_id))
+    entries = ledger_rows(work, landed_offsets(spark, plan.hour, work.topics), run_id, notes, accept_gaps,
+                          erased)
     write_ledger(spark, work, entries, run_id)
     if expired and not _ledger_topics(spark, plan.hour) - set(relanded):
         retention.restored(spark, retention.RAW, plan.hour)  # every topic's raw copy is back
     every = [*kept_entries, *entries]
-    return LandingSummary(plan.hour, run_id, sum(e.landed_count for e in every), tuple(every))
+    return LandingSummary(plan.hour, run_id, sum(e.landed_count - e.erased_messages for e in every),
+                          tuple(every))
+
+
+def erased_in_ranges(spark: SparkSession, plan: OffsetPlan) -> list[erased_messages.Coordinate]:
+    """The erased messages of ``plan``'s hour and topics inside its ranges (usually none)."""
+    ranges = {(r.topic, r.partition): r for r in plan.ranges}
+    return [(topic, partition, offset)
+            for topic, partition, offset in erased_messages.collect_erased(spark, plan.hour, plan.topics)
+            if (r := ranges.get((topic, partition))) is not None and r.start <= offset < r.end]
+
+
+def _write_unerased(spark: SparkSession, plan: OffsetPlan, raw: DataFrame) -> dict[tuple[str, int], int]:
+    """Write the hour's ``raw`` rows but the erased messages' (one look at the tiny erased table;
+    a join only when the ranges hold some); returns how many were left out per topic-partition."""
+    erased = erased_in_ranges(spark, plan)
+    if erased:
+        log.info("hour %s: %d erased message(s) are not landed again", plan.start, len(erased))
+        raw = erased_messages.without_erased(raw, erased_messages.coordinates_frame(spark, erased))
+    write_raw_messages(spark, raw, plan.hour, plan.topics)
+    return dict(Counter((topic, partition) for topic, partition, _offset in erased))
 
 
 def _check_starts(spark: SparkSession, starts: StartRules | None, topics: Sequence[str], hour: dt.datetime,

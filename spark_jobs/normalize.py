@@ -6,6 +6,11 @@ Control messages (heartbeats, transaction markers, tombstones) are counted, not 
 Each run replaces the hour (the changelog's rows of declined messages and update pairs are appended
 after its replacing write), so re-running an hour (or replaying its quarantine after a decoder fix,
 which is the same thing) gives the same tables.
+
+Messages an erasure removed from raw (``ops.erased_messages``, :mod:`spark_jobs.erased_messages`)
+are not decoded even if raw still holds one; the other keys' change rows they carried, already in
+the changelog, are kept through the hour's rewrite as they are (metrics ``erased_messages`` and
+``carried_change_rows``). An hour without erased messages pays one look at the tiny erased table.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pyspark.sql import functions as F
 
 from cdclake.formats import errors as format_errors
 from cdclake.formats.base import PAIR_KEY, FormatOptions
-from spark_jobs import jvm_decode, retention
+from spark_jobs import erased_messages, jvm_decode, retention
 from spark_jobs.decode_spark import (
     KIND_CONTROL,
     KIND_REJECTED,
@@ -72,6 +77,9 @@ class NormalizeSummary:
     # path's decoding, the declined messages and update pairs, the quarantine and stats writes):
     # where an hour's time went, printed with the counts by the job and read by bench/normalize.
     step_seconds: dict[str, float] = field(default_factory=dict)
+    # Messages of the hour an erasure removed from raw, and the other keys' change rows kept there.
+    erased_messages: int = 0
+    carried_change_rows: int = 0
 
 
 @contextmanager
@@ -294,6 +302,46 @@ def reconcile(stats: list[dict]) -> dict[str, dict[str, int]]:
     return totals
 
 
+@dataclass(frozen=True)
+class _Erased:
+    """An hour's erased messages: what normalize leaves out of raw and keeps in the changelog."""
+    coordinates: list[erased_messages.Coordinate]
+    carried: DataFrame | None  # the changelog's rows at those messages (checkpointed), else None
+    carried_counts: dict[str, int]
+
+    def without_erased(self, spark: SparkSession, raw: DataFrame) -> DataFrame:
+        if not self.coordinates:
+            return raw
+        return erased_messages.without_erased(raw, erased_messages.coordinates_frame(spark, self.coordinates))
+
+    def with_carried(self, rows: DataFrame) -> DataFrame:
+        return rows if self.carried is None else rows.unionByName(self.carried.select(*rows.columns))
+
+    def stats(self, hour: dt.datetime, run_id: str) -> list[dict[str, Any]]:
+        counts = [("erased_messages", erased_messages.counts_by_topic(self.coordinates)),
+                  ("carried_change_rows", self.carried_counts)]
+        return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, "topic": topic, "metric": metric,
+                 "source_format": None, "op": None, "table_name": None, "reason_code": None,
+                 "control_kind": None, "value": value}
+                for metric, by_topic in counts for topic, value in sorted(by_topic.items()) if value]
+
+
+def _erased(spark: SparkSession, hour: dt.datetime) -> _Erased:
+    """The hour's erased messages and the surviving change rows at them, read from ``main``
+    before the hour is rewritten (checkpointed: the rewrite replaces what they are read from)."""
+    coordinates = erased_messages.collect_erased(spark, hour)
+    if not coordinates:
+        return _Erased([], None, {})
+    at = erased_messages.at_erased(spark.table(CHANGELOG).where(hour_filter(hour)),
+                                   erased_messages.coordinates_frame(spark, coordinates),
+                                   ("kafka_topic", "kafka_partition", "kafka_offset"))
+    carried = at.localCheckpoint(eager=True)
+    counts = {r["kafka_topic"]: r["count"] for r in carried.groupBy("kafka_topic").count().collect()}
+    log.info("hour %s: %d erased message(s) left out, %d change row(s) of other keys kept at them",
+             hour, len(coordinates), sum(counts.values()))
+    return _Erased(coordinates, carried, counts)
+
+
 def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: dt.datetime,
                    run_id: str, branch: str | None = None) -> NormalizeSummary:
     """Decode the hour's raw messages and replace the hour in changelog, quarantine and stats.
@@ -306,30 +354,20 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
     the quarantine and stats writes: the hour's changelog (on the audit branch, which is then not
     published) is new, its stats are not written and the job fails.
     """
-    ensure_tables(spark)
-    expired = retention.expired_layers(spark, hour)
-    if retention.RAW in expired:  # normalizing nothing would replace the hour's changelog with nothing
-        raise retention.expired_raw_error(hour)
-    if branch is not None:
-        from spark_jobs.publish import audit_branch, begin_attempt
-
-        if branch != audit_branch(hour):
-            raise ValueError(f"the audit branch of hour {hour:%Y-%m-%dT%H} is {audit_branch(hour)!r}, "
-                             f"not {branch!r}")
-        # A fresh branch from main: a re-run of the hour starts from what analysts see.
-        begin_attempt(spark, hour, (CHANGELOG, QUARANTINE))
-    raw = spark.read.option("split-size", str(READ_SPLIT_BYTES)).table(RAW_MESSAGES).where(hour_filter(hour))
+    expired = _begin(spark, hour, branch)
+    erased = _erased(spark, hour)
+    raw = erased.without_erased(spark, spark.read.option("split-size", str(READ_SPLIT_BYTES))
+                                .table(RAW_MESSAGES).where(hour_filter(hour)))
     source, python_decoded, fast = decode_plan(raw, formats)
     changelog = table_ref(CHANGELOG, branch)
     seconds: dict[str, float] = {}
     empty_outcomes = empty_frame(spark, OUTCOME_SCHEMA)
     no_pairs = empty_frame(spark, ROW_SCHEMA)
-    # Every message is decoded once. The Python decoders' outcomes (the topics without a fast
-    # path) are cached: the changelog, the pairing and the quarantine read them. The fast path's
-    # rows are not: they stream from the raw files into the changelog write, which counts them as
-    # it writes (Dataset.observe). Only the topics where the fast path declined messages or
-    # decoded halves of two-message updates are read again, to decode the declined in Python
-    # and to pair the halves; their rows are appended to the hour.
+    # Every message is decoded once. The Python decoders' outcomes (the topics without a fast path) are
+    # cached: the changelog, the pairing and the quarantine read them. The fast path's rows are not: they
+    # stream from the raw files into the changelog write, which counts them as it writes (Dataset.observe).
+    # Only the topics where the fast path declined messages or decoded halves of two-message updates are
+    # read again, to decode the declined in Python and to pair the halves; their rows are appended.
     with ExitStack() as cache:
         def persisted(frame: DataFrame) -> DataFrame:
             frame = frame.persist(REUSED)
@@ -347,13 +385,9 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             streamed, observation = empty_outcomes, Observation("fast_path")
             fast_topics = any(topic in fast for topic in raw_counts)
             if fast_topics:
-                tried = jvm_decode.with_fast_rows(source.where(in_fast), fast)
-                streamed = (jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW, outer=True)
-                            .observe(observation, F.call_function(jvm_decode.KEY_COUNTS, observed_key())
-                                     .alias("counts"))
-                            .where(F.col("_kind") == KIND_ROW))
-            _replace_hour(changelog_rows(python.unionByName(streamed), hour, run_id, no_pairs),
-                          changelog, hour)
+                streamed = _fast_rows(source.where(in_fast), fast, observation)
+            rows = changelog_rows(python.unionByName(streamed), hour, run_id, no_pairs)
+            _replace_hour(erased.with_carried(rows), changelog, hour)
             formats_of = {topic: spec[0] for topic, spec in fast.items()}
             fast_counts = observed_counts(observation.get["counts"], formats_of) if fast_topics else []
         with _timed(seconds, "declined_pairs"):
@@ -379,27 +413,67 @@ def normalize_hour(spark: SparkSession, formats: dict[str, TopicFormat], hour: d
             warned = warning_counts(python.unionByName(declined)) \
                 if any(c.get("warned") for c in counts) else None
             stats = run_stats(raw_counts, counts, paired, hour, run_id, warned) + \
-                fast_path_stats(fast_counts, hour, run_id)
+                fast_path_stats(fast_counts, hour, run_id) + erased.stats(hour, run_id)
             totals = reconcile(stats)
-
-        def total(metric: str) -> int:
-            return sum(t.get(metric, 0) for t in totals.values())
-
         with _timed(seconds, "quarantine_write"):
-            quarantined = quarantine_rows(python.unionByName(declined), hour, run_id)
-            if total("quarantined_messages") <= SMALL_QUARANTINE:
-                # Usually none or a few: one file, without the range shuffle's sampling job.
-                replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
-            else:
-                _replace_hour(quarantined, table_ref(QUARANTINE, branch), hour)
-            if retention.QUARANTINE in expired:  # decoded again from the raw copy: whole again
-                retention.restored(spark, retention.QUARANTINE, hour)
+            _write_quarantine(spark, quarantine_rows(python.unionByName(declined), hour, run_id), hour,
+                              branch, totals, expired)
         with _timed(seconds, "stats_write"):
             _replace_stats(spark, local_frame(spark, stats, spark.table(RUN_STATS).schema), hour)
+    return _summary(hour, run_id, totals, seconds)
+
+
+def _begin(spark: SparkSession, hour: dt.datetime, branch: str | None) -> set[str]:
+    """Check the hour can be normalized and begin its attempt (on ``branch``, a fresh one from
+    ``main``); returns the hour's expired layers."""
+    ensure_tables(spark)
+    expired = retention.expired_layers(spark, hour)
+    if retention.RAW in expired:  # normalizing nothing would replace the hour's changelog with nothing
+        raise retention.expired_raw_error(hour)
+    if branch is not None:
+        from spark_jobs.publish import audit_branch, begin_attempt
+
+        if branch != audit_branch(hour):
+            raise ValueError(f"the audit branch of hour {hour:%Y-%m-%dT%H} is {audit_branch(hour)!r}, "
+                             f"not {branch!r}")
+        # A fresh branch from main: a re-run of the hour starts from what analysts see.
+        begin_attempt(spark, hour, (CHANGELOG, QUARANTINE))
+    return expired
+
+
+def _fast_rows(source: DataFrame, fast: dict[str, tuple[str, str, int]],
+               observation: Observation) -> DataFrame:
+    """The fast path's change rows of ``source``, its outcome records counted by
+    :func:`observed_key` into ``observation`` as they are written."""
+    tried = jvm_decode.with_fast_rows(source, fast)
+    return (jvm_decode.fast_outcomes(tried, OUTCOME_SCHEMA.fieldNames(), KIND_ROW, outer=True)
+            .observe(observation, F.call_function(jvm_decode.KEY_COUNTS, observed_key()).alias("counts"))
+            .where(F.col("_kind") == KIND_ROW))
+
+
+def _write_quarantine(spark: SparkSession, quarantined: DataFrame, hour: dt.datetime, branch: str | None,
+                      totals: Mapping[str, Mapping[str, int]], expired: set[str]) -> None:
+    if _total(totals, "quarantined_messages") <= SMALL_QUARANTINE:
+        # Usually none or a few: one file, without the range shuffle's sampling job.
+        replace_small(quarantined, table_ref(QUARANTINE, branch), hour_filter(hour))
+    else:
+        _replace_hour(quarantined, table_ref(QUARANTINE, branch), hour)
+    if retention.QUARANTINE in expired:  # decoded again from the raw copy: whole again
+        retention.restored(spark, retention.QUARANTINE, hour)
+
+
+def _total(totals: Mapping[str, Mapping[str, int]], metric: str) -> int:
+    return sum(t.get(metric, 0) for t in totals.values())
+
+
+def _summary(hour: dt.datetime, run_id: str, totals: Mapping[str, Mapping[str, int]],
+             seconds: dict[str, float]) -> NormalizeSummary:
+    def total(metric: str) -> int:
+        return sum(t.get(metric, 0) for t in totals.values())
 
     return NormalizeSummary(hour, run_id, total("raw_messages"), total("decoded_messages"),
                             total("control_messages"), total("quarantined_messages"), total("change_rows"),
-                            seconds)
+                            seconds, total("erased_messages"), total("carried_change_rows"))
 
 
 def table_ref(table: str, branch: str | None) -> str:

@@ -54,7 +54,8 @@ OFFSET_LEDGER_DDL = """
     message string,
     recorded_at timestamp,
     late_messages bigint,
-    max_lateness_ms bigint
+    max_lateness_ms bigint,
+    erased_messages bigint
 """
 
 # Where each topic's history begins (see cdclake.topic_starts): one row per topic.

@@ -23,7 +23,7 @@ def schemas() -> dict[str, Any]:
             ("planned_start", pa.int64()), ("planned_end", pa.int64()), ("landed_count", pa.int64()),
             ("first_offset", pa.int64()), ("last_offset", pa.int64()), ("run_id", pa.string()),
             ("status", pa.string()), ("message", pa.string()), ("recorded_at", ts),
-            ("late_messages", pa.int64()), ("max_lateness_ms", pa.int64())]),
+            ("late_messages", pa.int64()), ("max_lateness_ms", pa.int64()), ("erased_messages", pa.int64())]),
         "ops.run_stats": pa.schema([
             ("stage", pa.string()), ("landed_hour", ts), ("run_id", pa.string()), ("topic", pa.string()),
             ("metric", pa.string()), ("source_format", pa.string()), ("op", pa.string()),
@@ -47,7 +47,7 @@ def hour_rows(hour: dt.datetime, topics: int) -> dict[str, list[dict[str, Any]]]
     ledger = [{"topic": t, "partition": 0, "landed_hour": at, "planned_start": 100, "planned_end": 200,
                "landed_count": 100, "first_offset": 100, "last_offset": 199, "run_id": run,
                "status": "landed", "message": None, "recorded_at": at, "late_messages": 0,
-               "max_lateness_ms": None} for t in names]
+               "max_lateness_ms": None, "erased_messages": 0} for t in names]
     stats = [{"stage": "normalize", "landed_hour": at, "run_id": run, "topic": t, "metric": m,
               "source_format": "canal_json", "op": None, "table_name": None,
               "reason_code": "INVALID_JSON" if m == "quarantined_messages" else None, "control_kind": None,

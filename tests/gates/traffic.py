@@ -33,7 +33,7 @@ def write_hour(spark: SparkSession, hour: dt.datetime, messages: list[tuple[str,
                         hour, run_id, None))
     spark.createDataFrame(records, spark.table(RAW_MESSAGES).schema).writeTo(RAW_MESSAGES).overwrite(
         F.col("landed_hour") == F.lit(hour))
-    ledger = [(topic, 0, hour, base, end, end - base, base, end - 1, run_id, "landed", None, None, 0, None)
+    ledger = [(topic, 0, hour, base, end, end - base, base, end - 1, run_id, "landed", None, None, 0, None, 0)
               for topic, end in sorted(next_offset.items())]
     spark.createDataFrame(ledger, spark.table(OFFSET_LEDGER).schema).writeTo(OFFSET_LEDGER).overwrite(
         F.col("landed_hour") == F.lit(hour))

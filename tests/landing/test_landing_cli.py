@@ -30,7 +30,7 @@ def test_produce_then_land_one_hour(spark, kafka_bootstrap, tmp_path, capsys) ->
     assert summary == {"hour": "2023-07-15T10:00:00Z", "run_id": "cli-1", "messages": 2, "partitions": [
         {"topic": topic, "partition": 0, "planned_start": 0, "planned_end": 2, "landed_count": 2,
          "first_offset": 0, "last_offset": 1, "status": "landed", "message": None, "late_messages": 0,
-         "max_lateness_ms": None}]}
+         "max_lateness_ms": None, "erased_messages": 0}]}
     raw = sorted((r["offset"], r["key"] and bytes(r["key"]), bytes(r["value"]), r["timestamp"], r["run_id"])
                  for r in spark.table(RAW_MESSAGES).where(f"topic = '{topic}'").collect())
     moment = H0.replace(minute=1, second=30)
