@@ -64,6 +64,11 @@ from spark_jobs.tables import (
 )
 
 STARTED, DONE = "started", "done"
+# The rewrite takes exactly the data files that carry a delete file (the erased rows): no file is
+# too small or too large for it, so the table's other files (every hour of the changelog and raw
+# is small) are not rewritten with them.
+REWRITE_OPTIONS = {"delete-file-threshold": "1", "min-input-files": "1", "remove-dangling-deletes": "true",
+                   "min-file-size-bytes": "0", "max-file-size-bytes": str(2**62)}
 # Tables purged at once: each purge is a few small Iceberg jobs and commits (see session.concurrently).
 PURGE_THREADS = 4
 SALT_FILE = "erasure_salt"
@@ -374,7 +379,7 @@ def _purge(spark: SparkSession, config: PipelineConfig, table: str, started: dt.
     but the current one and remove the orphans: (snapshots expired, files removed)."""
     catalog = spark.conf.get("spark.sql.defaultCatalog")
     qualified = sql_text(in_catalog(spark, table))
-    options = "map('delete-file-threshold', '1', 'min-input-files', '1', 'remove-dangling-deletes', 'true')"
+    options = "map(" + ", ".join(f"'{k}', '{v}'" for k, v in REWRITE_OPTIONS.items()) + ")"
 
     def call(procedure: str, *args: str) -> list[Any]:
         named = ", ".join((f"table => {qualified}", *args))

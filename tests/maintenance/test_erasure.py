@@ -80,9 +80,12 @@ def _run_hour(spark: Any, own: Any, topic: str, hour: dt.datetime, run_id: str, 
 
 
 @pytest.fixture(scope="module")
-def lake(config, spark_server, kafka_bootstrap, tmp_path_factory) -> Iterator[tuple[Any, Any, Path]]:
-    """A published hour of one topic, with SCD2 history, in a catalog and warehouse of their own."""
-    from spark_jobs.session import connect
+def lake(config, spark, kafka_bootstrap, tmp_path_factory) -> Iterator[tuple[Any, Any, Path]]:
+    """A published hour of one topic, with SCD2 history, in a catalog and warehouse of their own.
+
+    The test run's session is pointed at that catalog meanwhile, not a second session: a
+    checkpointed frame belongs to the process's default session (PySpark's Connect client)."""
+    from spark_jobs.session import use_catalog
 
     root = tmp_path_factory.mktemp("erasure")
     topic = make_topic(kafka_bootstrap, "erasure")
@@ -91,13 +94,13 @@ def lake(config, spark_server, kafka_bootstrap, tmp_path_factory) -> Iterator[tu
         config, catalog_name="erasure_lake", catalog_uri=f"sqlite:///{root}/catalog.db",
         warehouse=f"file://{root}/warehouse",
         topics=(dataclasses.replace(config.topics[0], name=topic, format="canal_json", history=("*",),
-                                        quarantine_rate_max=1.0),))
-    spark = connect(own, "cdclake-erasure-tests")
+                                    quarantine_rate_max=1.0),))
+    use_catalog(spark, own, "cdclake-erasure-tests")
     try:
         _run_hour(spark, own, topic, H0, "first")
         yield spark, own, root
     finally:
-        spark.stop()
+        use_catalog(spark, config, "cdclake-tests")
 
 
 def _rows(spark: Any, table: str) -> list[str]:
@@ -141,6 +144,10 @@ def _data_file_texts(root: Path) -> list[str]:
     return texts
 
 
+def _data_files(spark: Any, table: str) -> set[str]:
+    return {r[0] for r in spark.sql(f"SELECT file_path FROM erasure_lake.{table}.data_files").collect()}
+
+
 def _request(i: int) -> ErasureRequest:
     return ErasureRequest("crm.people", {"id": i}, f"test request {i}")
 
@@ -168,8 +175,11 @@ def test_an_erasure_removes_the_key_from_every_table_and_data_file(lake) -> None
             erase(spark, own, _request(40), "refused", confirmed=True)
         spark.sql(f"ALTER TABLE erasure_lake.{HISTORY} DROP {ref}")
     assert {table: _rows(spark, table) for table in TABLES} != expected
+    files = {table: _data_files(spark, table) for table in TABLES}
     result = erase(spark, own, _request(40), "erase-40", confirmed=True)
     assert isinstance(result, ErasureResult)
+    # Exactly the data files that held the key were rewritten; the others are untouched.
+    assert {table: len(files[table] - _data_files(spark, table)) for table in TABLES} == plan.files
     assert {table: _rows(spark, table) for table in TABLES} == expected
     assert not [text for text in _data_file_texts(root) if EMAILS[40] in text]
     for table in (t for t in TABLES if plan.rows[t]):  # no snapshot, branch or tag left reaches the rows
