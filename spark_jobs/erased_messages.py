@@ -56,11 +56,6 @@ def counts_by_topic(coordinates: Iterable[Coordinate]) -> dict[str, int]:
     return dict(Counter(topic for topic, _partition, _offset in coordinates))
 
 
-def erased_counts(spark: SparkSession, hour: dt.datetime) -> dict[str, int]:
-    """The hour's erased messages per topic."""
-    return counts_by_topic(collect_erased(spark, hour))
-
-
 def coordinates_frame(spark: SparkSession, coordinates: Sequence[Coordinate]) -> DataFrame:
     """Collected coordinates as a small local frame (topic, partition, offset) to join with."""
     return local_frame(spark, list(coordinates), COORDINATE_SCHEMA)

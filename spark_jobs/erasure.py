@@ -295,15 +295,17 @@ def plan_erasure(spark: SparkSession, request: ErasureRequest) -> tuple[ErasureP
     coordinates = _coordinates(spark, target, plan.resumed).collect()
     for table, condition in _row_conditions(spark, target, coordinates).items():
         matched = spark.table(table).where(condition)
-        counted = matched.agg(F.count(F.lit(1)).alias("n"),
-                              F.count_distinct(F.col("_file")).alias("files")).collect()[0]
+        # The changelog's newest erased change comes with its count (one scan of it).
+        newest = F.max("event_time") if table == CHANGELOG else F.lit(None).cast("timestamp")
+        counted = matched.agg(F.count(F.lit(1)).alias("n"), F.count_distinct(F.col("_file")).alias("files"),
+                              newest.alias("newest")).collect()[0]
         plan.rows[table] = int(counted["n"])
         plan.files[table] = int(counted["files"])
         plan.snapshots[table] = _snapshots_before_current(spark, table)
         if table == RAW_MESSAGES:
             plan.raw_messages = int(counted["n"])
-    times = spark.table(CHANGELOG).where(target.change_rows).agg(F.max("event_time")).collect()[0][0]
-    plan.erased_through = times
+        if table == CHANGELOG:
+            plan.erased_through = counted["newest"]
     return plan, target, coordinates
 
 

@@ -266,10 +266,15 @@ def fast_path_stats(fast_counts: list[OutcomeCount], hour: dt.datetime, run_id: 
         metric = FAST_PATH_METRICS[count["_kind"]]
         totals[(count["msg_topic"], metric)] += count["messages"] if count["_kind"] == KIND_ROW \
             else count["outcomes"]
-    return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, "topic": topic, "metric": metric,
-             "source_format": None, "op": None, "table_name": None, "reason_code": None,
-             "control_kind": None, "value": value}
+    return [topic_stat(hour, run_id, topic, metric, value)
             for (topic, metric), value in sorted(totals.items()) if value]
+
+
+def topic_stat(hour: dt.datetime, run_id: str, topic: str, metric: str, value: int) -> dict[str, Any]:
+    """One run-stats row of a topic's whole-hour counter (no breakdown)."""
+    return {"stage": STAGE, "landed_hour": hour, "run_id": run_id, "topic": topic, "metric": metric,
+            "source_format": None, "op": None, "table_name": None, "reason_code": None,
+            "control_kind": None, "value": value}
 
 
 def _log_fast_failures(tried: DataFrame, shown: int = 20) -> None:
@@ -320,9 +325,7 @@ class _Erased:
     def stats(self, hour: dt.datetime, run_id: str) -> list[dict[str, Any]]:
         counts = [("erased_messages", erased_messages.counts_by_topic(self.coordinates)),
                   ("carried_change_rows", self.carried_counts)]
-        return [{"stage": STAGE, "landed_hour": hour, "run_id": run_id, "topic": topic, "metric": metric,
-                 "source_format": None, "op": None, "table_name": None, "reason_code": None,
-                 "control_kind": None, "value": value}
+        return [topic_stat(hour, run_id, topic, metric, value)
                 for metric, by_topic in counts for topic, value in sorted(by_topic.items()) if value]
 
 
