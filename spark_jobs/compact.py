@@ -84,9 +84,10 @@ partitions it by ``bucket(N, _cdc_key)`` once it holds ``maintenance.bucket_rows
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
@@ -96,6 +97,7 @@ from spark_jobs.compaction.case import fold_case
 from spark_jobs.compaction.ddl import declared_columns
 from spark_jobs.compaction.events import change_events
 from spark_jobs.compaction.fold import fold_events
+from spark_jobs.compaction.hour import HourFold, TablePlan, fold_hour
 from spark_jobs.compaction.layout import (
     CASE_FOLDED_PROPERTY,
     COMPACTED_THROUGH_PROPERTY,
@@ -107,12 +109,14 @@ from spark_jobs.compaction.layout import (
     SourceTable,
 )
 from spark_jobs.compaction.merge import (
+    append_tombstones,
     apply_truncate,
     check_values,
     merge_keyed,
     merge_keyless,
     merge_tombstones,
     typed_source,
+    widen_or_refuse,
 )
 from spark_jobs.compaction.schema import (
     NeedsExclusiveSession,
@@ -148,6 +152,9 @@ if TYPE_CHECKING:
     from cdclake.config import PipelineConfig
 
 STAGE = "compact"
+ALONE = "alone"  # a table compacted on its own (see plan_table)
+R = TypeVar("R")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -172,12 +179,13 @@ class CompactionSummary:
         return [t for t in self.tables if t.status != "OK"]
 
 
-def compact_table(spark: SparkSession, source_table: SourceTable,
-                  hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
-                  hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG,
-                  hour_kinds: Sequence[Row] | None = None, topic: str | None = None,
-                  through: dt.datetime | None = None) -> TableResult:
-    """Apply one source table's changes of the hour (see the module docstring). ``hour_kinds``:
+def compact_table_alone(spark: SparkSession, source_table: SourceTable,
+                        hour_changes: DataFrame, hour_events: DataFrame, declared: dict[str, str | None],
+                        hour: dt.datetime, options: CompactionOptions, changelog: str = CHANGELOG,
+                        hour_kinds: Sequence[Row] | None = None, topic: str | None = None,
+                        through: dt.datetime | None = None) -> TableResult:
+    """Apply one source table's changes of the hour on its own (see the module docstring): a held
+    table catching up, a table with a TRUNCATE or case-folded names in the hour. ``hour_kinds``:
     the table's events counted by kind (``kind``, ``n``, newest ``k``), when counted already;
     ``topic``: the one topic the table's changes come from (the hour's, checked against the
     table's); ``through``: the newest landing hour among the changes when they span several (a
@@ -198,17 +206,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
         events.groupBy("kind").agg(F.count("*").alias("n"), F.max("order_key").alias("k")).collect()
     kinds = {r["kind"]: r["n"] for r in by_kind}
     newest_truncate = next((r["k"] for r in by_kind if r["kind"] == "TRUNCATE"), None)
-    if kinds.get("UNKEYED"):
-        raise CompactionError(f"{source}: {kinds['UNKEYED']} change(s) have key columns but no key "
-                              "values in their images; fix the decoder or the key override")
-    has_keyed = any(kinds.get(k) for k in ("FULL", "PARTIAL", "DELETE"))
-    has_keyless = any(kinds.get(k) for k in ("INC", "DEC"))
-    if has_keyed and has_keyless:
-        raise CompactionError(f"{source}: some changes carry keys and some do not; set a key override "
-                              "for the table (topics[].primary_keys) so every change has a key")
-    keyless = has_keyless
-    if not (has_keyed or has_keyless) and table_exists(spark, table):
-        keyless = table_properties(spark, table).get(KEYLESS_PROPERTY) == "true"
+    keyless = _keyless(spark, table, source, kinds)
     ensure_current_tables(spark, table, source, keyless, options, topic)
     columns = evolve_schema(spark, table, declared)
 
@@ -296,20 +294,100 @@ def compact_table(spark: SparkSession, source_table: SourceTable,
     if n_slow or tombstoned or kinds.get("DELETE") or kinds.get("DEC"):
         merge_tombstones(spark, table, merge_source)
     if not keyless and options.keeps_history(topic, source_table):
-        from spark_jobs import history  # built on this module's events and schema helpers
-
-        # The hour's keys, from the table's whole changelog; a TRUNCATE ends every key's version.
-        touched = None if newest_truncate else \
-            events.where(F.col("key").isNotNull()).select("key").distinct()
-        changes = table_changes(spark, changelog, options, source_table, topic, spellings)
-        history.update(spark, table, source, changes, touched, columns, options.buckets)
-    # Tombstones are purged by the daily maintenance DAG only: purging here, by event time,
-    # dropped the tombstones of replayed historic hours at once, so re-running an earlier
-    # hour afterwards resurrected deleted rows.
+        _update_history(spark, source_table, topic, None if newest_truncate else events, columns,
+                        options, changelog, spellings)
     if not replay:
-        spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES "
-                  f"('{COMPACTED_THROUGH_PROPERTY}'={sql_literal(through_label)})")
+        _mark_compacted(spark, table, through_label)
     return TableResult(source, table, "OK", sum(kinds.values()), n_slow)
+
+
+def compact_table(spark: SparkSession, source_table: SourceTable, plan: TablePlan, fold: HourFold,
+                  hour: dt.datetime, options: CompactionOptions, events: DataFrame,
+                  changelog: str = CHANGELOG) -> TableResult:
+    """Write one planned table's folded keys of the hour (see ``compaction.hour``) and what goes
+    with them: tombstones, history, the compacted-through mark."""
+    table, kinds = plan.table, plan.kinds
+    columns = widen_or_refuse(spark, table, plan.columns, fold.checks.get(plan.index, {}))
+    merge_source = typed_source(fold.of(plan), columns)
+    if plan.keyless:
+        merge_keyless(spark, table, merge_source, columns)
+    else:
+        merge_keyed(spark, table, merge_source, columns)
+    n_slow = fold.slow_keys.get(plan.index, 0)
+    if n_slow or fold.tombstoned.get(plan.index):
+        merge_tombstones(spark, table, merge_source)
+    elif fold.deleted.get(plan.index):  # no tombstone to update or drop: the new ones only
+        append_tombstones(merge_source, table)
+    if not plan.keyless and options.keeps_history(plan.topic, source_table):
+        mine = events.where(_same_table(source_table, F.col("source_schema")))
+        _update_history(spark, source_table, plan.topic, mine, columns, options, changelog, None)
+    if not plan.replay:
+        _mark_compacted(spark, table, hour.strftime("%Y-%m-%dT%H:00:00Z"))
+    return TableResult(plan.source, table, "OK", sum(kinds.values()), n_slow)
+
+
+def plan_table(spark: SparkSession, index: int, source_table: SourceTable, topic: str,
+               hour_changes: DataFrame, declared: dict[str, str | None], hour_kinds: Sequence[Row],
+               hour: dt.datetime, options: CompactionOptions) -> TablePlan | str:
+    """Ready one table for the hour-wide jobs: its tables made and evolved, its metadata read.
+    :data:`ALONE` when it is compacted on its own (:func:`compact_table_alone`)."""
+    database, schema, table_name = source_table
+    table = current_table_name(database, table_name, schema)
+    source = source_label(database, table_name, schema)
+    kinds = {r["kind"]: r["n"] for r in hour_kinds}
+    if kinds.get("TRUNCATE"):
+        return ALONE
+    mine = hour_changes.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))
+    if table_spellings(spark, table, mine, declared):
+        return ALONE
+    keyless = _keyless(spark, table, source, kinds)
+    ensure_current_tables(spark, table, source, keyless, options, topic)
+    columns = evolve_schema(spark, table, declared)
+    properties = table_properties(spark, table)
+    compacted_through = properties.get(COMPACTED_THROUGH_PROPERTY)
+    purged_before = table_properties(spark, tombstone_table_name(table)).get(PURGED_BEFORE_PROPERTY)
+    replay = compacted_through is not None and hour.strftime("%Y-%m-%dT%H:00:00Z") <= compacted_through
+    return TablePlan(index, source_table, table, source, topic, keyless, columns, replay,
+                     truncated_before=properties.get(TRUNCATE_PROPERTY),
+                     purged_before=int(purged_before) if purged_before else None, kinds=kinds)
+
+
+def _keyless(spark: SparkSession, table: str, source: str, kinds: Mapping[str, int]) -> bool:
+    """Whether the table's changes are keyless (whole rows as a multiset); refuses a mix."""
+    if kinds.get("UNKEYED"):
+        raise CompactionError(f"{source}: {kinds['UNKEYED']} change(s) have key columns but no key "
+                              "values in their images; fix the decoder or the key override")
+    has_keyed = any(kinds.get(k) for k in ("FULL", "PARTIAL", "DELETE"))
+    has_keyless = any(kinds.get(k) for k in ("INC", "DEC"))
+    if has_keyed and has_keyless:
+        raise CompactionError(f"{source}: some changes carry keys and some do not; set a key override "
+                              "for the table (topics[].primary_keys) so every change has a key")
+    if not (has_keyed or has_keyless) and table_exists(spark, table):
+        return table_properties(spark, table).get(KEYLESS_PROPERTY) == "true"
+    return has_keyless
+
+
+def _update_history(spark: SparkSession, source_table: SourceTable, topic: str | None,
+                    events: DataFrame | None, columns: dict[str, str], options: CompactionOptions,
+                    changelog: str, spellings: Mapping[str, str] | None) -> None:
+    """The table's SCD2 history for the keys of ``events`` (None: every key, after a TRUNCATE,
+    which ends every key's version), from the table's whole changelog."""
+    from spark_jobs import history  # built on this module's events and schema helpers
+
+    database, schema, table_name = source_table
+    table = current_table_name(database, table_name, schema)
+    touched = None if events is None else events.where(F.col("key").isNotNull()).select("key").distinct()
+    changes = table_changes(spark, changelog, options, source_table, topic, spellings)
+    history.update(spark, table, source_label(database, table_name, schema), changes, touched, columns,
+                   options.buckets)
+
+
+def _mark_compacted(spark: SparkSession, table: str, through_label: str) -> None:
+    """Record the newest hour compacted into ``table``. Tombstones are purged by the daily
+    maintenance DAG only: purging here, by event time, dropped the tombstones of replayed historic
+    hours at once, so re-running an earlier hour afterwards resurrected deleted rows."""
+    spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES "
+              f"('{COMPACTED_THROUGH_PROPERTY}'={sql_literal(through_label)})")
 
 
 def table_changes(spark: SparkSession, changelog: str, options: CompactionOptions,
@@ -362,7 +440,12 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
     the summary, left unchanged by its remaining steps and held back (``held_tables``); the other
     tables are still compacted. A held table is tried again in every later hour with all its
     changes since the hour it was held from. Database-level changes (no table name) make no table.
-    Tables are compacted ``options.threads`` at a time on the one session: each is its own Iceberg
+
+    Most tables are classified and folded together, in one Spark job for the hour
+    (``compaction.hour``): each table is first planned (made, evolved, its metadata read), then
+    written (its MERGE and what goes with it). Held tables catching up and tables with a TRUNCATE
+    or case-folded names are compacted on their own (:func:`compact_table_alone`). Tables are
+    planned and written ``options.threads`` at a time on the one session: each is its own Iceberg
     commits, and the server overlaps one table's planning and commits with another's jobs.
     """
     options = options or CompactionOptions()
@@ -393,10 +476,39 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
         except IncompatibleSchemaChange:
             declared_all = None  # some table's types clash: find which, table by table
 
+        def declared_of(source_table: SourceTable) -> dict[str, str | None]:
+            return _declared_for(changes, source_table) if declared_all is None \
+                else declared_all.get(source_table, {})
+
+        def plan_source(source_table: SourceTable) -> TablePlan | str:
+            database, schema, table_name = source_table
+            if current_table_name(database, table_name, schema) in collisions or \
+                    source_table in catching_up or len(topics[source_table]) > 1:
+                return ALONE
+            [topic] = topics[source_table]
+            return plan_table(spark, sources.index(source_table), source_table, topic, changes,
+                              declared_of(source_table), kinds.get(source_table, []), hour, options)
+
+        planned = dict(zip(sources, _each_table(spark, sources, plan_source, options.threads), strict=True))
+        plans = [p for p in planned.values() if isinstance(p, TablePlan)]
+        fold: HourFold | None = None
+        if plans:
+            try:
+                past = table_space(spark.table(changelog), options.table_prefixes)
+                fold = fold_hour(spark, events, plans, past)
+            except Exception as exc:  # each table on its own then, so one table's error fails only it
+                log.warning("compacting %s table by table: the hour-wide fold failed: %s", hour,
+                            _first_line(exc))
+
         def compact_source(source_table: SourceTable) -> TableResult:
             database, schema, table_name = source_table
             table = current_table_name(database, table_name, schema)
             label = source_label(database, table_name, schema)
+            plan = planned[source_table]
+            if isinstance(plan, TableResult):
+                return plan  # its plan failed
+            if isinstance(plan, TablePlan) and fold is not None:
+                return compact_table(spark, source_table, plan, fold, hour, options, events, changelog)
             hold = catching_up.get(source_table)
             if table in collisions:
                 raise IdentifierCollision(
@@ -407,13 +519,12 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             if len(topics[source_table]) > 1:
                 raise IdentifierCollision(two_topics_message(label, sorted(topics[source_table])))
             [topic] = topics[source_table]
-            declared = _declared_for(changes, source_table) if declared_all is None \
-                else declared_all.get(source_table, {})
-            return compact_table(spark, source_table, changes, events, declared, hour,
-                                 options, changelog, kinds.get(source_table, []), topic)
+            return compact_table_alone(spark, source_table, changes, events, declared_of(source_table), hour,
+                                       options, changelog, kinds.get(source_table, []), topic)
 
         for source_table, result in zip(sources, _each_table(spark, sources, compact_source, options.threads),
                                         strict=True):
+            assert isinstance(result, TableResult)
             if result.status == "OK" and source_table in catching_up:
                 del holds[source_table]  # caught up
             elif result.status != "OK":
@@ -426,32 +537,31 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
 
 
 def _each_table(spark: SparkSession, sources: Sequence[SourceTable],
-                compact_source: Callable[[SourceTable], TableResult], threads: int) -> list[TableResult]:
-    """``compact_source`` of every source table, ``threads`` at a time, as results in ``sources``'
-    order. A table whose column must be rewritten (:class:`NeedsExclusiveSession`) is compacted
-    again after the others, alone on the session."""
-    def attempt(source_table: SourceTable) -> TableResult | None:
+                step: Callable[[SourceTable], R], threads: int) -> list[R | TableResult]:
+    """``step`` of every source table, ``threads`` at a time, as results in ``sources``' order; a
+    table's failure is a ``FAILED`` result. A table whose column must be rewritten
+    (:class:`NeedsExclusiveSession`) takes its step again after the others, alone on the session."""
+    def attempt(source_table: SourceTable) -> tuple[R | TableResult] | None:
         with sharing_session():
             try:
-                return _result_of(compact_source, source_table)
+                return (_result_of(step, source_table),)
             except NeedsExclusiveSession:
                 return None
 
     if threads <= 1 or len(sources) <= 1:
-        return [_result_of(compact_source, s) for s in sources]
+        return [_result_of(step, s) for s in sources]
     results = concurrently(spark, sources, attempt, threads)
-    return [result if result is not None else _result_of(compact_source, source_table)
+    return [result[0] if result is not None else _result_of(step, source_table)
             for source_table, result in zip(sources, results, strict=True)]
 
 
-def _result_of(compact_source: Callable[[SourceTable], TableResult],
-               source_table: SourceTable) -> TableResult:
-    """One table's result; its failure is a ``FAILED`` result, never the others' end."""
+def _result_of(step: Callable[[SourceTable], R], source_table: SourceTable) -> R | TableResult:
+    """One table's step; its failure is a ``FAILED`` result, never the others' end."""
     database, schema, table_name = source_table
     table = current_table_name(database, table_name, schema)
     label = source_label(database, table_name, schema)
     try:
-        return compact_source(source_table)
+        return step(source_table)
     except NeedsExclusiveSession:
         raise
     except (CompactionError, IdentifierCollision) as exc:
@@ -476,8 +586,9 @@ def _catch_up(spark: SparkSession, source_table: SourceTable, since: dt.datetime
         newest = spans[0]["newest"] if spans else None
         events = change_events(pending).persist(REUSED)
         try:
-            return compact_table(spark, source_table, pending, events, _declared_for(pending, source_table),
-                                 hour, options, changelog, None, topic, through=newest)
+            return compact_table_alone(spark, source_table, pending, events,
+                                       _declared_for(pending, source_table), hour, options, changelog,
+                                       None, topic, through=newest)
         finally:
             events.unpersist()
     finally:

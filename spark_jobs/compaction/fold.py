@@ -4,7 +4,7 @@ tables) a row's number of copies."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -97,9 +97,10 @@ def _by_seq(a: Column, b: Column) -> Column:
     return F.when(a["seq"] < b["seq"], -1).when(a["seq"] > b["seq"], 1).otherwise(0)
 
 
-def fold_events(events: DataFrame) -> DataFrame:
+def fold_events(events: DataFrame, within: Sequence[str] = ()) -> DataFrame:
     """Events with ``base`` and ``stored_count`` columns -> one state row per key, as
-    :func:`fold_key` gives it, in Spark expressions (no Python per change).
+    :func:`fold_key` gives it, in Spark expressions (no Python per change). ``within``: columns
+    that, with the key, name a key (several tables' keys folded at once); they lead the result.
 
     A keyed key's state is its last FULL image or DELETE (or, with neither, its base) with the
     later partial images laid over it column by column. A keyless row's number of copies is a walk
@@ -107,12 +108,13 @@ def fold_events(events: DataFrame) -> DataFrame:
     below zero.
     """
     order = [F.col("order_key"), F.col("part"), F.col("kind"), F.col("kafka_topic")]
-    by_key = Window.partitionBy("key").orderBy(*order)
-    identity = Window.partitionBy("key", *IDENTITY).orderBy(*order)
-    whole_key = Window.partitionBy("key")
+    keys = [*within, "key"]
+    by_key = Window.partitionBy(*keys).orderBy(*order)
+    identity = Window.partitionBy(*keys, *IDENTITY).orderBy(*order)
+    whole_key = Window.partitionBy(*keys)
     kind = F.col("kind")
     step = F.when(kind == "INC", 1).otherwise(-1)
-    ordered = (events.repartition("key")
+    ordered = (events.repartition(*keys)
                .withColumn("_copy", F.row_number().over(identity)).where(F.col("_copy") == 1)
                .withColumn("_seq", F.row_number().over(by_key))
                .withColumn("_walk", F.sum(step).over(by_key.rowsBetween(Window.unboundedPreceding, 0)))
@@ -123,7 +125,7 @@ def fold_events(events: DataFrame) -> DataFrame:
                    F.struct(F.col("_seq").alias("seq"), F.coalesce(
                        F.from_json("image", "map<string,string>"), F.expr(_EMPTY_MAP)).alias("m")))))
     last = F.max_by(F.struct(*_LAST), F.col("_seq"))
-    per_key = ordered.groupBy("key").agg(
+    per_key = ordered.groupBy(*keys).agg(
         last.alias("last"), F.first("base").alias("base"),
         F.coalesce(F.first("stored_count"), F.lit(0)).cast("bigint").alias("stored_count"),
         F.max("_last_reset").alias("last_reset"),
@@ -139,7 +141,7 @@ def fold_events(events: DataFrame) -> DataFrame:
     keyless, deleted = F.col("last.keyless"), F.col("last.kind") == "DELETE"
     replace = deleted | F.col("last_reset").isNotNull() | (F.col("base") != "PRESENT")
     return per_key.select(
-        "key", keyless.alias("keyless"),
+        *keys, keyless.alias("keyless"),
         F.when(keyless, copies == 0).otherwise(deleted).alias("deleted"),
         (keyless | replace).alias("replace"),
         F.when(~keyless & ~replace, F.to_json(set_cols)).alias("set_cols"),

@@ -3,7 +3,8 @@ keyed and keyless rows, tombstones, and TRUNCATE."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -19,8 +20,6 @@ from spark_jobs.identifiers import (
     tombstone_table_name,
 )
 
-if TYPE_CHECKING:
-    pass
 
 def typed_source(results: DataFrame, columns: dict[str, str]) -> DataFrame:
     """Fold results -> MERGE source: typed data columns + metadata + merge flags."""
@@ -53,6 +52,23 @@ _NO_DATE = (r"(?i)^([0-9]{4}-(00-[0-9]{2}|[0-9]{2}-00)([ T].*)?|[+-]?infinity"
 _NO_NUMBER = r"(?i)^[+-]?(nan|inf|infinity)$"
 
 
+@dataclass(frozen=True)
+class ValueCheck:
+    """A typed column's new values that do not fit it."""
+    bad: str | None  # the least value that fits no column type
+    digits: int | None  # a bigint column's widest value beyond int64
+
+
+def bad_value_sql(text: str, sql_type: str) -> str:
+    """Spark SQL: the canonical text ``text`` is a value that does not fit ``sql_type``."""
+    bad = f"{text} IS NOT NULL AND {cast_text(text, sql_type)} IS NULL"
+    if sql_type in _DATE_TYPES:
+        bad += f" AND NOT ({text} RLIKE {sql_literal(_NO_DATE)})"
+    elif sql_type.startswith("decimal"):
+        bad += f" AND NOT ({text} RLIKE {sql_literal(_NO_NUMBER)})"
+    return bad
+
+
 def check_values(spark: SparkSession, table: str, results: DataFrame,
                  columns: dict[str, str]) -> dict[str, str]:
     """Widen bigint columns whose new values exceed int64; fail on values that fit no column type.
@@ -66,27 +82,32 @@ def check_values(spark: SparkSession, table: str, results: DataFrame,
     aggs = []
     for i, (name, sql_type) in enumerate(sorted(typed_cols.items())):
         text = f"_vals[{sql_literal(name)}]"
-        bad = f"{text} IS NOT NULL AND {cast_text(text, sql_type)} IS NULL"
-        if sql_type in _DATE_TYPES:
-            bad += f" AND NOT ({text} RLIKE {sql_literal(_NO_DATE)})"
-        elif sql_type.startswith("decimal"):
-            bad += f" AND NOT ({text} RLIKE {sql_literal(_NO_NUMBER)})"
+        bad = bad_value_sql(text, sql_type)
         aggs.append(F.expr(f"min(CASE WHEN {bad} THEN {text} END)").alias(f"bad{i}"))
         if sql_type == "bigint":
             aggs.append(F.expr(f"max(CASE WHEN {bad} AND try_cast({text} AS decimal(38,0)) IS NOT NULL "
                                f"THEN length(regexp_replace({text}, '^[-+]', '')) END)").alias(f"wide{i}"))
     stats = results.where(~F.col("deleted")).withColumn("_vals", vals).agg(*aggs).collect()[0].asDict()
+    return widen_or_refuse(spark, table, columns, {
+        name: ValueCheck(stats[f"bad{i}"], stats.get(f"wide{i}"))
+        for i, name in enumerate(sorted(typed_cols))})
+
+
+def widen_or_refuse(spark: SparkSession, table: str, columns: dict[str, str],
+                    checks: Mapping[str, ValueCheck]) -> dict[str, str]:
+    """Act on :func:`check_values`' findings: widen, or refuse the first column (by name) that a
+    value does not fit. Returns the (possibly widened) columns."""
     out = dict(columns)
-    for i, (name, sql_type) in enumerate(sorted(typed_cols.items())):
-        digits = stats.get(f"wide{i}")
-        if digits:
-            widened = "decimal(20,0)" if digits <= 20 else "decimal(38,0)"
-            change_column_type(spark, table, name, sql_type, widened)
+    for name in sorted(checks):
+        check = checks[name]
+        if check.digits:
+            widened = "decimal(20,0)" if check.digits <= 20 else "decimal(38,0)"
+            change_column_type(spark, table, name, columns[name], widened)
             out[name] = table_schema(spark, table)[name]
             continue
-        if stats[f"bad{i}"] is not None:
+        if check.bad is not None:
             raise IncompatibleSchemaChange(
-                f"{table} column {name!r} is {sql_type} but a change holds {str(stats[f'bad{i}'])[:80]!r}, "
+                f"{table} column {name!r} is {columns[name]} but a change holds {str(check.bad)[:80]!r}, "
                 "which does not fit; type the column as text (the topic's string_columns) and "
                 "recreate the table (drop it and re-run its hours), or fix the source")
     return out
@@ -135,6 +156,12 @@ def merge_tombstones(spark: SparkSession, table: str, source: DataFrame) -> None
         WHEN MATCHED THEN DELETE
         WHEN NOT MATCHED AND s._cdc_m_deleted THEN INSERT ({', '.join(meta)})
             VALUES ({', '.join('s.' + m for m in meta)})""")
+
+
+def append_tombstones(source: DataFrame, table: str) -> None:
+    """The tombstones of ``source``'s deleted keys, none of which has one yet."""
+    source.where(F.col("_cdc_m_deleted")).select(*[n for n, _ in META_COLUMNS]).writeTo(
+        quote_table(tombstone_table_name(table))).append()
 
 
 def apply_truncate(spark: SparkSession, table: str, truncate_key: str) -> None:
