@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -20,6 +19,7 @@ from cdclake.formats.errors import DECODER_ERROR
 from spark_jobs.erased_messages import erased_coordinates
 from spark_jobs.normalize import STAGE as NORMALIZE_STAGE
 from spark_jobs.normalize import table_ref
+from spark_jobs.session import concurrently, union_all
 from spark_jobs.tables import CHANGELOG, OFFSET_LEDGER, QUARANTINE, RAW_MESSAGES, RUN_STATS
 
 KEYED_OPS = ("UPDATE", "DELETE")
@@ -164,7 +164,17 @@ def current_rows(spark: SparkSession, table: str, branch: str | None, now: dt.da
 
 
 def current_tables_rows(spark: SparkSession, tables: Sequence[tuple[str, str | None]],
-                        now: dt.datetime) -> DataFrame | None:
-    """The rows of every ``(table, branch)`` in one frame, so one gate pass checks them all."""
-    frames = [current_rows(spark, table, branch, now) for table, branch in tables]
-    return reduce(DataFrame.unionByName, frames) if frames else None
+                        now: dt.datetime, threads: int = 1) -> DataFrame | None:
+    """The rows of every ``(table, branch)`` in one frame, so one gate pass checks them all.
+
+    Read once and checkpointed, in ``threads`` groups at once: every query of a frame over
+    hundreds of tables plans hundreds of table scans again, which costs more than reading them."""
+    if not tables:
+        return None
+    groups = [list(tables[i::threads]) for i in range(min(threads, len(tables)))]
+
+    def read(group: list[tuple[str, str | None]]) -> DataFrame:
+        frames = [current_rows(spark, table, branch, now) for table, branch in group]
+        return union_all(frames).localCheckpoint()
+
+    return union_all(concurrently(spark, groups, read, threads))

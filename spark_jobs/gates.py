@@ -465,7 +465,7 @@ def _frames(spark: SparkSession, config: PipelineConfig, stage: str, batch: str,
             spark, hour, branch, rate_max, config.gates.quarantine_rate_max,
             warning_max, config.gates.warning_rate_max))]
     # Every table in one frame: one GX pass for the stage, whatever the number of tables.
-    current = gate_frames.current_tables_rows(spark, targets, now)
+    current = gate_frames.current_tables_rows(spark, targets, now, config.compaction_threads)
     return [] if current is None else [(None, current)]
 
 

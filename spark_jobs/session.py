@@ -99,6 +99,15 @@ def job_session(config_file: str | None, app_name: str,
         session.stop()
 
 
+def union_all(frames: Sequence[DataFrame]) -> DataFrame:
+    """The frames' union by name as a balanced tree: a plan's depth stays logarithmic in their
+    number (hundreds of tables)."""
+    if len(frames) == 1:
+        return frames[0]
+    middle = len(frames) // 2
+    return union_all(frames[:middle]).unionByName(union_all(frames[middle:]))
+
+
 def concurrently(spark: SparkSession, items: Sequence[T], work: Callable[[T], R], threads: int) -> list[R]:
     """``work`` of every item, ``threads`` at a time on ``spark`` (one Connect session), as results in
     ``items``' order. Made for many small Iceberg commits (one per table): the server overlaps one

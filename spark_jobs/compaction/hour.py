@@ -20,6 +20,7 @@ from spark_jobs.compaction.fold import fold_events
 from spark_jobs.compaction.layout import SourceTable
 from spark_jobs.compaction.merge import ValueCheck, bad_value_sql
 from spark_jobs.identifiers import SOURCE_SCHEMA_SQL, tombstone_table_name
+from spark_jobs.session import union_all
 
 TBL = "tbl"
 _NAMES = ("database", "source_schema", "table_name")
@@ -52,14 +53,6 @@ class HourFold:
 
     def of(self, plan: TablePlan) -> DataFrame:
         return self.states.where(F.col(TBL) == F.lit(plan.index)).drop(TBL)
-
-
-def union_all(frames: Sequence[DataFrame]) -> DataFrame:
-    """The frames' union as a balanced tree: a plan's depth stays logarithmic in their number."""
-    if len(frames) == 1:
-        return frames[0]
-    middle = len(frames) // 2
-    return union_all(frames[:middle]).unionByName(union_all(frames[middle:]))
 
 
 def fold_hour(spark: SparkSession, events: DataFrame, plans: Sequence[TablePlan],
