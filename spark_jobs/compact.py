@@ -214,8 +214,8 @@ def compact_table_alone(spark: SparkSession, source_table: SourceTable,
     if spellings and properties.get(CASE_FOLDED_PROPERTY) != "true":
         spark.sql(f"ALTER TABLE {quote_table(table)} SET TBLPROPERTIES ('{CASE_FOLDED_PROPERTY}'='true')")
     stored_truncate = properties.get(TRUNCATE_PROPERTY)
-    hour_label = hour.strftime("%Y-%m-%dT%H:00:00Z")
-    through_label = max(hour, through or hour).strftime("%Y-%m-%dT%H:00:00Z")
+    hour_label = _hour_label(hour)
+    through_label = _hour_label(max(hour, through or hour))
     compacted_through = properties.get(COMPACTED_THROUGH_PROPERTY)
     # A re-run or an out-of-order hour: later hours may hold changes of its keys (whose tombstones
     # may be purged by now), so every key is recomputed from its whole history.
@@ -322,7 +322,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable, plan: TablePla
         mine = events.where(_same_table(source_table, F.col("source_schema")))
         _update_history(spark, source_table, plan.topic, mine, columns, options, changelog, None)
     if not plan.replay:
-        _mark_compacted(spark, table, hour.strftime("%Y-%m-%dT%H:00:00Z"))
+        _mark_compacted(spark, table, _hour_label(hour))
     return TableResult(plan.source, table, "OK", sum(kinds.values()), n_slow)
 
 
@@ -346,7 +346,7 @@ def plan_table(spark: SparkSession, index: int, source_table: SourceTable, topic
     properties = table_properties(spark, table)
     compacted_through = properties.get(COMPACTED_THROUGH_PROPERTY)
     purged_before = table_properties(spark, tombstone_table_name(table)).get(PURGED_BEFORE_PROPERTY)
-    replay = compacted_through is not None and hour.strftime("%Y-%m-%dT%H:00:00Z") <= compacted_through
+    replay = compacted_through is not None and _hour_label(hour) <= compacted_through
     return TablePlan(index, source_table, table, source, topic, keyless, columns, replay,
                      truncated_before=properties.get(TRUNCATE_PROPERTY),
                      purged_before=int(purged_before) if purged_before else None, kinds=kinds)
@@ -380,6 +380,11 @@ def _update_history(spark: SparkSession, source_table: SourceTable, topic: str |
     changes = table_changes(spark, changelog, options, source_table, topic, spellings)
     history.update(spark, table, source_label(database, table_name, schema), changes, touched, columns,
                    options.buckets)
+
+
+def _hour_label(hour: dt.datetime) -> str:
+    """An hour as ``cdc.compacted-through`` holds it (text order is time order)."""
+    return hour.strftime("%Y-%m-%dT%H:00:00Z")
 
 
 def _mark_compacted(spark: SparkSession, table: str, through_label: str) -> None:

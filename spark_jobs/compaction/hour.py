@@ -64,8 +64,9 @@ def fold_hour(spark: SparkSession, events: DataFrame, plans: Sequence[TablePlan]
         [(p.index, *p.source_table, p.topic, p.truncated_before, p.replay, p.purged_before) for p in plans],
         "tbl int, p_database string, p_source_schema string, p_table_name string, p_topic string, "
         "truncated_before string, replay boolean, purged_before bigint")
-    key_events = _numbered(events, params).where(F.col("key").isNotNull() & (
-        F.col("truncated_before").isNull() | (F.col("order_key") > F.col("truncated_before"))))
+    # Changes older than the table's recorded TRUNCATE never apply.
+    after_truncate = F.col("truncated_before").isNull() | (F.col("order_key") > F.col("truncated_before"))
+    key_events = _numbered(events, params).where(F.col("key").isNotNull() & after_truncate)
     batch = key_events.groupBy(TBL, "key").agg(F.min("order_key").alias("batch_min"),
                                                F.min("event_us").alias("batch_min_us"),
                                                F.first("replay").alias("replay"),
@@ -102,8 +103,7 @@ def fold_hour(spark: SparkSession, events: DataFrame, plans: Sequence[TablePlan]
         # A re-run's keys are whole hours: too many to broadcast.
         slow = slow if any(p.replay for p in slow_plans) else slow.hint("broadcast")
         past_events = _numbered(change_events(_of_tables(past_changes, slow_plans, params)), params).where(
-            F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE") & (
-                F.col("truncated_before").isNull() | (F.col("order_key") > F.col("truncated_before"))))
+            F.col("key").isNotNull() & (F.col("kind") != "TRUNCATE") & after_truncate)
         fold_input = fold_input.unionByName(
             past_events.join(slow, [TBL, "key"]).withColumn("base", F.lit("ABSENT")).select(*columns))
     # Checkpointed: the MERGEs then plan a scan of the states, not the fold again.
