@@ -316,7 +316,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable, plan: TablePla
     n_slow = fold.slow_keys.get(plan.index, 0)
     if n_slow or fold.tombstoned.get(plan.index):
         merge_tombstones(spark, table, merge_source)
-    elif fold.deleted.get(plan.index):  # no tombstone to update or drop: the new ones only
+    elif kinds.get("DELETE") or kinds.get("DEC"):  # no tombstone to update or drop: the new ones only
         append_tombstones(merge_source, table)
     if not plan.keyless and options.keeps_history(plan.topic, source_table):
         mine = events.where(_same_table(source_table, F.col("source_schema")))
@@ -448,8 +448,9 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
 
     Most tables are classified and folded together, in one Spark job for the hour
     (``compaction.hour``): each table is first planned (made, evolved, its metadata read), then
-    written (its MERGE and what goes with it). Held tables catching up and tables with a TRUNCATE
-    or case-folded names are compacted on their own (:func:`compact_table_alone`). Tables are
+    written (its MERGE and what goes with it). Held tables catching up, tables with a TRUNCATE
+    or case-folded names, and every table of an hour with fewer than ``options.hour_wide_from``
+    tables are compacted on their own (:func:`compact_table_alone`). Tables are
     planned and written ``options.threads`` at a time on the one session: each is its own Iceberg
     commits, and the server overlaps one table's planning and commits with another's jobs.
     """
@@ -494,7 +495,10 @@ def compact_hour(spark: SparkSession, hour: dt.datetime, run_id: str,
             return plan_table(spark, sources.index(source_table), source_table, topic, changes,
                               declared_of(source_table), kinds.get(source_table, []), hour, options)
 
-        planned = dict(zip(sources, _each_table(spark, sources, plan_source, options.threads), strict=True))
+        planned: dict[SourceTable, TablePlan | str | TableResult] = dict.fromkeys(sources, ALONE)
+        if len(sources) >= options.hour_wide_from:
+            each = _each_table(spark, sources, plan_source, options.threads)
+            planned = dict(zip(sources, each, strict=True))
         plans = [p for p in planned.values() if isinstance(p, TablePlan)]
         fold: HourFold | None = None
         if plans:

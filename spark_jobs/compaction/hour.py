@@ -48,7 +48,6 @@ class HourFold:
     states: DataFrame
     slow_keys: Mapping[int, int]
     tombstoned: Mapping[int, int]  # keys of the hour that have a tombstone
-    deleted: Mapping[int, int]  # keys the hour leaves deleted
     checks: Mapping[int, Mapping[str, ValueCheck]]
 
     def of(self, plan: TablePlan) -> DataFrame:
@@ -108,9 +107,7 @@ def fold_hour(spark: SparkSession, events: DataFrame, plans: Sequence[TablePlan]
             past_events.join(slow, [TBL, "key"]).withColumn("base", F.lit("ABSENT")).select(*columns))
     # Checkpointed: the MERGEs then plan a scan of the states, not the fold again.
     states = fold_events(fold_input, (TBL,)).localCheckpoint()
-    deleted = {r[TBL]: r["n"] for r in states.where(F.col("deleted")).groupBy(TBL).count()
-               .withColumnRenamed("count", "n").collect()}
-    return HourFold(states, slow_keys, tombstoned, deleted, value_checks(spark, states, plans))
+    return HourFold(states, slow_keys, tombstoned, value_checks(spark, states, plans))
 
 
 def _numbered(events: DataFrame, params: DataFrame) -> DataFrame:

@@ -60,6 +60,8 @@ class CompactionOptions:
     history: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Tables compacted at once on the session (see ``compact_hour``); 1 compacts one at a time.
     threads: int = 4
+    # Hours of fewer tables compact each table alone: their hour-wide jobs cost more than they save.
+    hour_wide_from: int = 3
 
     def keeps_history(self, topic: str | None, source_table: SourceTable) -> bool:
         chosen = self.history.get(topic or "", ())
