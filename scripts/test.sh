@@ -11,4 +11,7 @@ ruff check .
 echo; echo "== mypy"
 mypy
 echo; echo "== pytest"
-pytest -q -p no:cacheprovider --durations=25 "$@"
+# Two workers, a test file each at a time: most tests wait on Spark, Kafka or Airflow, not on a
+# core. The cluster tier runs too (collected first, so it starts first).
+export CDCLAKE_TEST_CLUSTER="${CDCLAKE_TEST_CLUSTER-1}"
+pytest -q -p no:cacheprovider --durations=25 -n "${CDCLAKE_TEST_WORKERS:-2}" --dist loadfile "$@"

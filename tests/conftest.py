@@ -26,20 +26,27 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-os.environ.setdefault("CDCLAKE_KAFKA_PORT", str(_free_port()))
+# Each xdist worker has its own broker and Spark server: it inherits the controller's ports.
+_OWN_PORTS = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+for _port in ("CDCLAKE_KAFKA_PORT", "CDCLAKE_SPARK_PORT"):
+    if _OWN_PORTS or _port not in os.environ:
+        os.environ[_port] = str(_free_port())
 os.environ.pop("CDCLAKE_KAFKA_BOOTSTRAP", None)
-os.environ.setdefault("CDCLAKE_SPARK_PORT", str(_free_port()))
 os.environ.pop("CDCLAKE_SPARK_REMOTE", None)
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
+
+
+CLUSTER_TIER_ENV = "CDCLAKE_TEST_CLUSTER"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tiers by marker: unit (unmarked), ``spark`` and ``e2e`` (both ``slow``): ``-m e2e`` runs
     the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests.
     The ``cluster`` tier (tests/cluster: the native cluster, ``cdclake cluster``) runs only when
-    ``-m`` names it: it takes the machine's cores for many minutes."""
-    wants_cluster = "cluster" in (config.option.markexpr or "")
+    ``-m`` names it or ``CDCLAKE_TEST_CLUSTER`` is set (``scripts/test.sh`` sets it): it starts a
+    dozen processes for many minutes."""
+    wants_cluster = "cluster" in (config.option.markexpr or "") or bool(os.environ.get(CLUSTER_TIER_ENV))
     for item in items:
         if item.get_closest_marker("cluster"):
             if not wants_cluster:
