@@ -11,7 +11,8 @@ ruff check .
 echo; echo "== mypy"
 mypy
 echo; echo "== pytest"
-# Two workers, a test file each at a time: most tests wait on Spark, Kafka or Airflow, not on a
-# core. The cluster tier runs too (collected first, so it starts first).
-export CDCLAKE_TEST_CLUSTER="${CDCLAKE_TEST_CLUSTER-1}"
-pytest -q -p no:cacheprovider --durations=25 -n "${CDCLAKE_TEST_WORKERS:-2}" --dist loadfile "$@"
+# Two workers, a test file (or the files tests/conftest.py groups) each at a time, in the order
+# tests/conftest.py gives (the longest first): most tests wait on Spark, Kafka or Airflow, not
+# on a core. The cluster tier runs too.
+pytest -q -p no:cacheprovider --durations=25 -n "${CDCLAKE_TEST_WORKERS:-2}" --dist loadgroup \
+  --no-loadscope-reorder --cluster-tier "$@"

@@ -37,22 +37,44 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 logging.getLogger("great_expectations").setLevel(logging.WARNING)
 
 
-CLUSTER_TIER_ENV = "CDCLAKE_TEST_CLUSTER"
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cluster-tier", action="store_true",
+                     help="run the cluster tier too (tests/cluster; scripts/test.sh gives it)")
 
 
+# Test files that share package fixtures (tests/dags: the hours run by `cdclake run` and backfilled
+# on a scheduler): one worker runs them all, so the fixtures are made once.
+SHARED_FIXTURE_FILES = {"test_hourly_e2e.py": "dags-pipeline", "test_airflow_page.py": "dags-pipeline"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (``--dist loadgroup``)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tiers by marker: unit (unmarked), ``spark`` and ``e2e`` (both ``slow``): ``-m e2e`` runs
     the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests.
     The ``cluster`` tier (tests/cluster: the native cluster, ``cdclake cluster``) runs only when
-    ``-m`` names it or ``CDCLAKE_TEST_CLUSTER`` is set (``scripts/test.sh`` sets it): it starts a
+    ``-m`` names it or ``--cluster-tier`` is given (``scripts/test.sh`` gives it): it starts a
     dozen processes for many minutes."""
-    wants_cluster = "cluster" in (config.option.markexpr or "") or bool(os.environ.get(CLUSTER_TIER_ENV))
+    wants_cluster = "cluster" in (config.option.markexpr or "") or bool(config.getoption("cluster_tier"))
     for item in items:
         if item.get_closest_marker("cluster"):
             if not wants_cluster:
                 item.add_marker(pytest.mark.skip(reason="the cluster tier: run with -m cluster"))
         elif item.get_closest_marker("slow"):
             item.add_marker("e2e" if item.path.parent.name == "dags" else "spark")
+        group = SHARED_FIXTURE_FILES.get(item.path.name, str(item.path.relative_to(config.rootpath)))
+        item.add_marker(pytest.mark.xdist_group(group))
+    # The longest files first (each a worker's unit of work: ``--dist loadgroup``), so that two
+    # workers (``--no-loadscope-reorder``) do not end on one long file each: the cluster tier, the
+    # DAG runs, the crash harnesses, the other integration tests, then the unit tests.
+    items[:] = sorted(items, key=lambda item: _duration_rank(item, wants_cluster))
+
+
+def _duration_rank(item: pytest.Item, wants_cluster: bool) -> int:
+    if item.get_closest_marker("cluster"):
+        return 0 if wants_cluster else 4
+    if not item.get_closest_marker("slow"):
+        return 4
+    return {"dags": 1, "faults": 2}.get(item.path.parent.name, 3)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -201,6 +201,9 @@ def backfill_runs(config: PipelineConfig, hours: list[dt.datetime]) -> dict[str,
     return states
 
 
+BACKFILL_COMPLETION_S = 90
+
+
 def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, reprocess: str = "completed",
              wait: bool = False, timeout_s: float = 6 * 3600, out: TextIO | None = None) -> int:
     """Backfill the hours ``[start, end)`` on the running scheduler; with ``wait``, follow them
@@ -212,8 +215,14 @@ def backfill(config: PipelineConfig, start: dt.datetime, end: dt.datetime, repro
     _unpause_when_parsed(config, timeout_s=300)
     # The DAG's logical date is its data-interval start; --to-date is inclusive.
     first, last = (h.strftime("%Y-%m-%dT%H:%M:%S+00:00") for h in (hours[0], hours[-1]))
-    result = _airflow(config, "backfill", "create", "--dag-id", HOURLY_DAG_ID, "--from-date", first,
-                      "--to-date", last, "--max-active-runs", "1", "--reprocess-behavior", reprocess)
+    create = ("backfill", "create", "--dag-id", HOURLY_DAG_ID, "--from-date", first, "--to-date", last,
+              "--max-active-runs", "1", "--reprocess-behavior", reprocess)
+    result = _airflow(config, *create)
+    # The scheduler marks a finished backfill complete every 30 s: one that just ended still counts.
+    waited = time.monotonic() + BACKFILL_COMPLETION_S
+    while result.returncode != 0 and "AlreadyRunningBackfill" in result.stderr and time.monotonic() < waited:
+        time.sleep(10)
+        result = _airflow(config, *create)
     if result.returncode != 0:
         raise CdclakeError(f"airflow backfill create failed:\n{(result.stdout + result.stderr)[-3000:]}")
     print(f"backfill of {len(hours)} hour(s) {hour_text(hours[0])} .. {hour_text(hours[-1])} created "

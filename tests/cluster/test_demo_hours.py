@@ -136,9 +136,10 @@ def _backfill(cluster: Cluster, hour: dt.datetime) -> subprocess.CompletedProces
 
 
 def _task_logs(layout: Layout, task: str, hour: dt.datetime) -> str:
-    """The task's log files of ``hour``'s run, every attempt."""
+    """The task's log files of ``hour``'s run, every attempt (a run's id names its data interval's
+    end, when it runs)."""
     logs = layout.home / "airflow" / "logs" / "dag_id=cdclake_hourly"
-    found = sorted(logs.glob(f"run_id=*{hour:%Y-%m-%dT%H}*/task_id={task}/*.log"))
+    found = sorted(logs.glob(f"run_id=*{hour + dt.timedelta(hours=1):%Y-%m-%dT%H}:*/task_id={task}/*.log"))
     return "\n".join(path.read_text(errors="replace") for path in found)
 
 
