@@ -11,6 +11,7 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,10 +45,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # Test files that share package fixtures (tests/dags: the hours run by `cdclake run` and backfilled
 # on a scheduler): one worker runs them all, so the fixtures are made once.
-SHARED_FIXTURE_FILES = {"test_hourly_e2e.py": "dags-pipeline", "test_airflow_page.py": "dags-pipeline"}
+SHARED_FIXTURE_FILES = {"tests/dags/test_hourly_e2e.py": "dags-pipeline",
+                        "tests/dags/test_airflow_page.py": "dags-pipeline"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (``--dist loadgroup``)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the files of :data:`SHARED_FIXTURE_FILES` one unit of work."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return SHARED_FIXTURE_FILES.get(path, path)
+
+    return FileGroups(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tiers by marker: unit (unmarked), ``spark`` and ``e2e`` (both ``slow``): ``-m e2e`` runs
     the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests.
@@ -61,9 +76,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason="the cluster tier: run with -m cluster"))
         elif item.get_closest_marker("slow"):
             item.add_marker("e2e" if item.path.parent.name == "dags" else "spark")
-        group = SHARED_FIXTURE_FILES.get(item.path.name, str(item.path.relative_to(config.rootpath)))
-        item.add_marker(pytest.mark.xdist_group(group))
-    # The longest files first (each a worker's unit of work: ``--dist loadgroup``), so that two
+    # The longest files first (each a worker's unit of work: ``--dist loadfile``), so that two
     # workers (``--no-loadscope-reorder``) do not end on one long file each: the cluster tier, the
     # DAG runs, the crash harnesses, the other integration tests, then the unit tests.
     items[:] = sorted(items, key=lambda item: _duration_rank(item, wants_cluster))

@@ -205,7 +205,9 @@ import datetime as dt, time
 config = load_config()
 hour = dt.datetime.fromisoformat(sys.argv[1])
 at = hour.strftime("%Y-%m-%dT%H:%M:%S+00:00")
-done = _airflow(config, "tasks", "clear", HOURLY_DAG_ID, "-s", at, "-e", at, "-t", "^land$", "-d", "-y")
+# -t matches task ids by substring here: "land" is the land task alone.
+done = _airflow(config, "tasks", "clear", HOURLY_DAG_ID, "-s", at, "-e", at, "-t", "land", "-d", "-y")
+print(done.stdout[-2000:], done.stderr[-2000:])
 assert done.returncode == 0, done.stdout + done.stderr
 deadline = time.monotonic() + float(sys.argv[2])
 while True:
@@ -223,7 +225,9 @@ def _clear_and_wait(cluster: Cluster, hour: dt.datetime) -> None:
     for its run to finish: it must succeed."""
     cleared = cluster.client("python", "-c", _CLEAR, hour.isoformat(), str(HOUR_TIMEOUT_S),
                              timeout=HOUR_TIMEOUT_S + 60)
-    assert cleared.returncode == 0, cleared.stdout[-3000:] + cleared.stderr[-3000:]
+    print(cleared.stdout[-3000:])
+    assert cleared.returncode == 0, cleared.stdout[-3000:] + cleared.stderr[-3000:] + \
+        _task_logs(cluster.layout, "land", hour)[-3000:]
 
 
 def _snapshot_embedded(env: dict[str, str]) -> str:
