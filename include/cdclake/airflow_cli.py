@@ -2,9 +2,10 @@
 
 ``start`` runs Airflow's four components (scheduler, API server with the UI, DAG processor,
 triggerer: what ``airflow standalone`` runs) for this state folder, with low parallelism (the
-defaults take many workers and several GB), in one process group of their own; ``stop`` ends
-exactly that group. None of them serves logs: Airflow's log servers listen on every interface,
-and on one machine the UI reads the task logs from disk. The UI listens on
+defaults take many workers and several GB), in one process group of their own, each started again
+when it exits (as a service manager's ``Restart=always`` would); ``stop`` ends exactly that group.
+None of them serves logs: Airflow's log servers listen on every interface, and on one machine the
+UI reads the task logs from disk. The UI listens on
 127.0.0.1 unless ``--host`` says otherwise and asks for a login: user ``admin``, whose password
 is generated once into ``<state folder>/airflow/passwords.json`` (0600); ``password`` shows it.
 
@@ -49,6 +50,7 @@ FINISHED = ("success", "failed")
 # The components, as `airflow standalone` starts them, without the log servers (see above).
 COMPONENTS = (("scheduler", "--skip-serve-logs"), ("dag-processor",), ("triggerer", "--skip-serve-logs"),
               ("api-server",))
+RESTART_DELAY_S = 5
 
 
 def _pid_file(config: PipelineConfig) -> Path:
@@ -101,11 +103,7 @@ def start(port: int, host: str = "127.0.0.1") -> int:
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
     })
     log = log_file(config)
-    # One shell leads the group: it starts each component and waits for them.
-    script = " & ".join(shlex.join([airflow_binary(), *c]) for c in COMPONENTS) + " & wait"
-    with log.open("ab") as out:
-        process = subprocess.Popen(["/bin/sh", "-c", script], env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    process = _start_group(env, log)
     _pid_file(config).write_text(str(process.pid))
     print(f"Airflow starting (process group {process.pid}, log {log})")
     print(f"UI at {url}: log in as {ADMIN_USER!r}; the password is in {password_file(config)} "
@@ -114,6 +112,24 @@ def start(port: int, host: str = "127.0.0.1") -> int:
         print(f"warning: the UI listens on {host}, beyond this machine; put TLS in front of it",
               file=sys.stderr)
     return 0
+
+
+def supervised(component: tuple[str, ...]) -> str:
+    """A shell loop that runs one component and starts it again whenever it exits: the scheduler,
+    DAG processor and triggerer exit when their metadata database goes away (a PostgreSQL restart),
+    and nothing else would bring them back."""
+    name = component[0]
+    return (f"while :; do {shlex.join([airflow_binary(), *component])}; "
+            f"echo \"cdclake: airflow {name} exited ($?); starting it again in {RESTART_DELAY_S} s\"; "
+            f"sleep {RESTART_DELAY_S}; done")
+
+
+def _start_group(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    # One shell leads the group: it supervises each component (see supervised) and waits for them.
+    script = " & ".join(f"({supervised(c)})" for c in COMPONENTS) + " & wait"
+    with log.open("ab") as out:
+        return subprocess.Popen(["/bin/sh", "-c", script], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
 
 
 def password() -> int:

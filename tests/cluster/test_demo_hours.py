@@ -1,6 +1,6 @@
 """The demo's three hours, run by the cluster's scheduler (backfills: scheduled runs, each task an
 Airflow LocalExecutor process, each Spark job on the standalone workers through the Connect
-server), through a lost worker and a killed Connect server, give tables
+server), through a PostgreSQL restart, a lost worker and a killed Connect server, give tables
 equal, row for row, to the embedded default's run of the same hours (``cdclake run``: ``airflow
 dags test`` on a local-mode Spark server, SQLite catalog, local warehouse) reading the same Kafka
 topics."""
@@ -49,11 +49,11 @@ def test_executors_import_the_wheel_not_the_checkout(cluster: Cluster) -> None:
 
 def test_three_demo_hours_on_the_scheduler_through_faults_equal_the_embedded_run(cluster: Cluster,
                                                                                 tmp_path) -> None:
-    """Hour by hour on the scheduler, with a fault during or before each of the last two: a
-    worker killed (SIGKILL, with its executor) during hour 2's normalize; the Connect server
-    killed between hours 2 and 3, so that hour 3's first Spark task fails at once naming the
-    server, then restarted and the task cleared. The tables equal the embedded default's
-    uninterrupted run of the same hours."""
+    """Hour by hour on the scheduler, with a fault before or during each of the last two: PostgreSQL
+    restarted between hours 1 and 2; a worker killed (SIGKILL, with its executor) during hour 2's
+    normalize; the Connect server killed between hours 2 and 3, so that hour 3's first Spark task
+    fails at once naming the server, then restarted and the task cleared. The tables equal the
+    embedded default's uninterrupted run of the same hours."""
     first, second, third = cluster.hours
     layout = cluster.layout
     began = time.monotonic()
@@ -61,10 +61,18 @@ def test_three_demo_hours_on_the_scheduler_through_faults_equal_the_embedded_run
     print(f"\ncluster: hour 1 on the scheduler in {time.monotonic() - began:.0f} s")
     print(cluster.client("python", "-c", _TASK_TIMES, first.isoformat()).stdout)
 
+    pg_before = services.pg_pid(layout)
+    services.stop_postgres(layout)
+    services.start_postgres(layout)
+    assert services.pg_pid(layout) not in (None, pg_before)
     lost = _kill_worker_during(cluster, "normalize", second)
-    print(f"worker1 and its executor {lost} killed during hour 2's normalize")
+    print(f"PostgreSQL restarted (pid {pg_before} -> {services.pg_pid(layout)}); worker1 and its "
+          f"executor {lost} killed during hour 2's normalize")
     assert re.search(r"Lost executor|Removing executor|ExecutorLost", layout.log("connect").read_text()), \
         "the Connect server never saw the worker go"
+    airflow_log = (layout.home / "airflow" / "airflow.log").read_text()
+    restarted = re.findall(r"cdclake: airflow (\S+) exited", airflow_log)
+    print(f"Airflow components started again after the PostgreSQL restart: {restarted or 'none'}")
 
     services.start_worker(layout, 1)
     server = connect.stop(layout)
