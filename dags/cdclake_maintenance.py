@@ -5,8 +5,9 @@ Keeps every lakehouse table (`raw.*`, `ops.*`, `cdc.*`, `current.*`, listed from
 and the gates' GX folder fast to read and bounded in size. One step per task, each a job on the
 Spark Connect server, in this order:
 
-0. `expire_hours` — whole published hours of `raw.kafka_messages` and `cdc.quarantine` older
-   than `retention.raw_days` / `retention.quarantine_days` (unset: every hour is kept)
+0. `expire_hours` — whole published hours of `raw.kafka_messages`, `cdc.changelog` (folded into
+   `cdc.changelog_base` first) and `cdc.quarantine` older than `retention.raw_days` /
+   `changelog_days` / `quarantine_days` (unset: every hour is kept)
 1. `purge_tombstones` — drop delete-markers older than `compaction.tombstone_retention_days`
 2. `rewrite_data_files` — bin-pack small files, apply merge-on-read delete files
 3. `rewrite_position_delete_files` — compact the remaining delete files

@@ -92,7 +92,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from spark_jobs import held_tables, hour_status
+from spark_jobs import changelog_base, held_tables, hour_status
 from spark_jobs.compaction.case import fold_case
 from spark_jobs.compaction.ddl import declared_columns
 from spark_jobs.compaction.events import change_events
@@ -398,8 +398,12 @@ def _mark_compacted(spark: SparkSession, table: str, through_label: str) -> None
 def table_changes(spark: SparkSession, changelog: str, options: CompactionOptions,
                    source_table: SourceTable, topic: str | None,
                    spellings: Mapping[str, str] | None) -> DataFrame:
-    """Every changelog row of one source table (all hours), names as compaction reads them."""
-    past = table_space(spark.table(changelog), options.table_prefixes)
+    """Every changelog row of one source table (all hours; those of expired hours from the
+    changelog base, see ``changelog_base``), names as compaction reads them."""
+    rows = spark.table(changelog)
+    if changelog == CHANGELOG:
+        rows = changelog_base.readable_changes(spark, rows, changelog_base.through(spark))
+    past = table_space(rows, options.table_prefixes)
     if topic is not None:
         past = past.where(F.col("kafka_topic") == F.lit(topic))
     past = past.where(_same_table(source_table, F.expr(SOURCE_SCHEMA_SQL)))

@@ -4,8 +4,8 @@
 What goes, for the key (its primary-key values, matched on the changelog's canonical text):
 
 * its rows in ``current.<t>``, ``current.<t>__tombstones`` and ``history.<t>`` (``_cdc_key``);
-* its change rows in ``cdc.changelog`` (key, after image or before image: a change that moved
-  the row away from the key goes too);
+* its change rows in ``cdc.changelog`` and ``cdc.changelog_base`` (key, after image or before
+  image: a change that moved the row away from the key goes too);
 * the Kafka messages those change rows came from, in ``raw.kafka_messages`` and
   ``cdc.quarantine``, by their coordinates. They are recorded first in ``ops.erased_messages``:
   landing never lands them again, and normalize keeps the other keys' change rows a removed
@@ -43,6 +43,8 @@ from cdclake.config import PipelineConfig
 from cdclake.exceptions import ErasureDeferred, ErasureError
 from cdclake.formats.base import row_key_text
 from cdclake.paths import private_file, state_home
+from cdclake.table_names import CHANGELOG_BASE
+from spark_jobs import changelog_base
 from spark_jobs.identifiers import (
     CURRENT_NAMESPACE,
     current_table_name,
@@ -71,6 +73,7 @@ REWRITE_OPTIONS = {"delete-file-threshold": "1", "min-input-files": "1", "remove
                    "min-file-size-bytes": "0", "max-file-size-bytes": str(2**62)}
 # Tables purged at once: each purge is a few small Iceberg jobs and commits (see session.concurrently).
 PURGE_THREADS = 4
+CHANGE_TABLES = (CHANGELOG, CHANGELOG_BASE)
 SALT_FILE = "erasure_salt"
 # The ledger statuses of an hour that landed messages (an empty or skipped hour has nothing to erase).
 _LANDED_WITH_MESSAGES = ("landed", "landed_with_gap")
@@ -174,15 +177,21 @@ def resolve_table(spark: SparkSession, given: str) -> str:
     return table
 
 
+def _change_rows(spark: SparkSession) -> DataFrame:
+    """Every change row: the changelog's and its base's (expired hours, see ``changelog_base``)."""
+    rows = spark.table(CHANGELOG)
+    return rows.unionByName(changelog_base.rows(spark)) if changelog_base.exists(spark) else rows
+
+
 def _sources(spark: SparkSession, current_table: str) -> list[tuple[str | None, str | None, str]]:
     """The changelog's (database, schema, table) triples that compact into ``current_table``."""
-    rows = spark.table(CHANGELOG).select("database", "schema_name", "table_name").distinct().collect()
+    rows = _change_rows(spark).select("database", "schema_name", "table_name").distinct().collect()
     return [(r[0], r[1], r[2]) for r in rows if r[2] is not None
             and current_table_name(r[0], r[2], r[1]) == current_table]
 
 
 def _key_columns(spark: SparkSession, source: str, key: Mapping[str, Any], table: str) -> tuple[str, ...]:
-    known = [tuple(r[0]) for r in spark.table(CHANGELOG).where(f"{source} AND size(primary_key_columns) > 0")
+    known = [tuple(r[0]) for r in _change_rows(spark).where(f"{source} AND size(primary_key_columns) > 0")
              .select("primary_key_columns").distinct().collect()]
     for columns in known:
         if set(columns) == set(key):
@@ -264,6 +273,8 @@ def _row_conditions(spark: SparkSession, target: _Target, coordinates: Sequence[
         if spark.catalog.tableExists(in_catalog(spark, table)):
             found[table] = by_key
     found[CHANGELOG] = target.change_rows
+    if changelog_base.exists(spark):
+        found[CHANGELOG_BASE] = target.change_rows
     found[RAW_MESSAGES] = _coordinates_condition(coordinates, "topic", "`partition`", "`offset`")
     found[QUARANTINE] = _coordinates_condition(coordinates, "kafka_topic", "kafka_partition", "kafka_offset")
     return found
@@ -278,7 +289,7 @@ def _started(spark: SparkSession, plan: ErasurePlan) -> str | None:
 def _coordinates(spark: SparkSession, target: _Target, resumed: str | None) -> DataFrame:
     """The Kafka messages the key's change rows came from, plus those a started erasure recorded
     (its changelog rows may be gone already)."""
-    found = (spark.table(CHANGELOG).where(target.change_rows)
+    found = (_change_rows(spark).where(target.change_rows)
              .select(F.col("kafka_topic").alias("topic"), F.col("kafka_partition").alias("partition"),
                      F.col("kafka_offset").alias("offset"), "landed_hour"))
     if resumed is not None:
@@ -444,8 +455,8 @@ def erase(spark: SparkSession, config: PipelineConfig, request: ErasureRequest, 
     _record(spark, record)
     _record_messages(spark, erasure_id, coordinates)
     conditions = _row_conditions(spark, target, coordinates)
-    # The changelog last among the row tables: the coordinates come from it.
-    for table in sorted(conditions, key=lambda t: t == CHANGELOG):
+    # The changelog and its base last among the row tables: the coordinates come from them.
+    for table in sorted(conditions, key=lambda t: t in CHANGE_TABLES):
         if plan.rows[table]:
             _delete(spark, table, conditions[table])
     # The tables that held rows (as the first run counted them, when this run completes one).

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from cdclake.exceptions import CdclakeError
 from cdclake.formats.logical_types import cast_text
-from spark_jobs import compact
+from spark_jobs import changelog_base, compact
 from spark_jobs.compaction.ddl import declared_columns
 from spark_jobs.compaction.events import change_events
 from spark_jobs.compaction.fold import events_by_key, in_order
@@ -177,11 +177,32 @@ def update(spark: SparkSession, table: str, source: str, changes: DataFrame, key
     ``changes``, the source table's whole changelog, through the session's audit branch."""
     name = history_table_name(table)
     ensure_table(spark, name, columns, source, buckets)
-    rows = typed_versions(versions(change_events(changes), keys), columns)
+    events = change_events(changes)
+    rows = typed_versions(versions(events, keys), columns)
+    view = f"_cdc_history_keys_{abs(hash(name)) % 10**8}"
+    if changelog_base.exists(spark):
+        # Expired changes are folded into one base row per key (changelog_base): the versions they
+        # made, older than the key's first change still read, cannot be rebuilt and stay; the one
+        # open at that first change (a late one) ends there.
+        keyed = events.where(F.col("key").isNotNull() & F.col("kind").isin(*KEY_KINDS))
+        if keys is not None:
+            keyed = keyed.join(keys, "key")
+        keyed.groupBy("key").agg(F.min("order_key").alias("first_order"),
+                                 F.min_by("event_us", "order_key").alias("first_us"),
+                                 F.min_by("op", "order_key").alias("first_op")).createOrReplaceTempView(view)
+        spark.sql(f"""
+            MERGE INTO {quote_table(name)} h USING {view} v ON h._cdc_key = v.key AND (
+                h._cdc_order_key >= v.first_order
+                OR coalesce(h._cdc_valid_to > timestamp_micros(v.first_us), h._cdc_valid_to IS NULL))
+            WHEN MATCHED AND h._cdc_order_key >= v.first_order THEN DELETE
+            WHEN MATCHED THEN UPDATE SET _cdc_valid_to = timestamp_micros(v.first_us),
+                _cdc_is_current = false, _cdc_ended_by = v.first_op""")
+        rows.writeTo(name).append()
+        spark.catalog.dropTempView(view)
+        return
     if keys is None:
         rows.writeTo(name).overwrite(F.lit(True))
         return
-    view = f"_cdc_history_keys_{abs(hash(name)) % 10**8}"
     keys.createOrReplaceTempView(view)
     spark.sql(f"DELETE FROM {quote_table(name)} WHERE _cdc_key IN (SELECT key FROM {view})")
     rows.writeTo(name).append()
@@ -228,7 +249,8 @@ def rebuild(spark: SparkSession, config: PipelineConfig, name: str) -> int:
                            f"{', '.join(branches)}); rebuild once it publishes")
     options = compact.options_from_config(config)
     topic = properties.get(TOPIC_PROPERTY)
-    changes = compact.table_space(spark.table(CHANGELOG), options.table_prefixes)
+    readable = changelog_base.readable_changes(spark, spark.table(CHANGELOG), changelog_base.through(spark))
+    changes = compact.table_space(readable, options.table_prefixes)
     if topic is not None:
         changes = changes.where(F.col("kafka_topic") == F.lit(topic))
     sources = changes.select("database", F.expr(SOURCE_SCHEMA_SQL).alias("source_schema"),

@@ -338,6 +338,7 @@ def land_hour(spark: SparkSession, plan: OffsetPlan, kafka_options: Mapping[str,
     With ``starts``, an hour after a topic's start lands only once an hour since then has
     (``cdclake.topic_starts``)."""
     ensure_tables(spark)
+    retention.refuse_expired_changelog(spark, plan.hour)
     recorded = recorded_hour(spark, plan.hour, plan.topics)
     if accept_gaps and recorded:
         held = sum(e.landed_count for entries in recorded.values() for e in entries)
@@ -428,6 +429,7 @@ def skip_hour(spark: SparkSession, plan: OffsetPlan, run_id: str, reason: str,
     if not reason.strip():
         raise LandingError("skipping an hour needs a reason; it is recorded in ops.offset_ledger")
     ensure_tables(spark)
+    retention.refuse_expired_changelog(spark, plan.hour)
     recorded = recorded_hour(spark, plan.hour, plan.topics)
     if recorded:
         raise LandingError(f"hour {plan.start} of {', '.join(sorted(recorded))} is landed already; "

@@ -4,11 +4,11 @@
 Steps, in the order the maintenance DAG runs them (each over every table, listed from the catalog
 with ``SHOW TABLES IN <namespace>``):
 
-0. ``expire_hours`` — not a table step: the whole landing hours of ``raw.kafka_messages`` and
-   ``cdc.quarantine`` older than ``retention.raw_days`` / ``retention.quarantine_days`` (unset:
-   kept), for published hours only (:mod:`spark_jobs.retention`). It runs when the whole
-   lakehouse is maintained and a retention is set; a layer whose table holds an hour in flight is
-   deferred.
+0. ``expire_hours`` — not a table step: the whole landing hours of ``raw.kafka_messages``,
+   ``cdc.changelog`` and ``cdc.quarantine`` older than ``retention.raw_days`` /
+   ``changelog_days`` / ``quarantine_days`` (unset: kept), for published hours only
+   (:mod:`spark_jobs.retention`). It runs when the whole lakehouse is maintained and a retention
+   is set; a layer whose table holds an hour in flight is deferred.
 1. ``purge_tombstones`` — delete-markers in ``current.<db>__<table>__tombstones`` (the compaction
    job's convention, :mod:`spark_jobs.compact`) whose ``_cdc_event_time`` is older than
    ``compaction.tombstone_retention_days`` before the reference time. The cut-off is recorded on
@@ -418,8 +418,9 @@ def _expire_hours(spark: SparkSession, catalog: str, as_of: dt.datetime, run_id:
     """Each layer whose table holds no hour in flight is expired; the others are deferred."""
     from spark_jobs import retention as expiry
 
-    in_flight = audit_branches(spark, catalog, sorted(expiry.TABLES.values()))
-    free = [layer for layer, table in expiry.TABLES.items() if table not in in_flight]
+    kept = {layer: table for layer, table in expiry.TABLES.items() if retention.days(layer) is not None}
+    in_flight = audit_branches(spark, catalog, sorted(kept.values()))
+    free = [layer for layer, table in kept.items() if table not in in_flight]
     try:
         metrics = expiry.expire(spark, retention, as_of, run_id, free)
     except Exception as exc:  # noqa: BLE001 - reported like a table's failure: the task fails

@@ -430,6 +430,7 @@ def _begin(spark: SparkSession, hour: dt.datetime, branch: str | None) -> set[st
     """Check the hour can be normalized and begin its attempt (on ``branch``, a fresh one from
     ``main``); returns the hour's expired layers."""
     ensure_tables(spark)
+    retention.refuse_expired_changelog(spark, hour)
     expired = retention.expired_layers(spark, hour)
     if retention.RAW in expired:  # normalizing nothing would replace the hour's changelog with nothing
         raise retention.expired_raw_error(hour)

@@ -1,12 +1,18 @@
-"""Expiring whole landing hours of ``raw.kafka_messages`` and ``cdc.quarantine`` (settings:
-``cdclake.retention``), and what a re-run of an expired hour needs.
+"""Expiring whole landing hours of ``raw.kafka_messages``, ``cdc.changelog`` and
+``cdc.quarantine`` (settings: ``cdclake.retention``), and what a re-run of an expired hour needs.
 
 An hour expires from a layer once it landed before the layer's cut-off and its publish is
 complete (``ops.hour_status``): an hour not yet published, or failed, keeps its raw messages and
-its quarantine for the re-run that fixes it. Each hour is recorded in ``ops.expired_hours``
-before its rows are deleted (by partition: a metadata-only commit), so an expiry stopped between
-the two finishes when run again. The bytes leave the warehouse with the snapshots that still
-reference them (``expire_snapshots``, ``remove_orphan_files``).
+its quarantine for the re-run that fixes it. The changelog expires as a prefix: only hours before
+the first hour not yet published and before every held table's hold (``cdc.held_tables``: the
+changes it has not applied yet), folded into ``cdc.changelog_base`` first
+(:mod:`spark_jobs.changelog_base`), which compaction and SCD2 history read in their place. An
+hour at or before the changelog's expired hours is never normalized or landed again.
+
+Each hour is recorded in ``ops.expired_hours`` before its rows are deleted (by partition: a
+metadata-only commit), so an expiry stopped between the two finishes when run again. The bytes
+leave the warehouse with the snapshots that still reference them (``expire_snapshots``,
+``remove_orphan_files``).
 
 Normalize refuses an hour whose raw copy expired: it would replace the hour's changelog with
 nothing. Landing it again from Kafka (``--reland``, refused when Kafka holds fewer messages than
@@ -22,12 +28,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.exceptions import ExpiredHourError
-from cdclake.retention import LAYERS, QUARANTINE, RAW, RetentionConfig, setting
+from cdclake.retention import CHANGELOG, LAYERS, QUARANTINE, RAW, RetentionConfig, setting
+from spark_jobs import changelog_base
 from spark_jobs.session import local_frame
-from spark_jobs.tables import EXPIRED_HOURS, HOUR_STATUS, RAW_MESSAGES
+from spark_jobs.tables import CHANGELOG as CHANGELOG_TABLE
+from spark_jobs.tables import EXPIRED_HOURS, HELD_TABLES, HOUR_STATUS, OFFSET_LEDGER, RAW_MESSAGES
 from spark_jobs.tables import QUARANTINE as QUARANTINE_TABLE
 
-TABLES = {RAW: RAW_MESSAGES, QUARANTINE: QUARANTINE_TABLE}
+TABLES = {RAW: RAW_MESSAGES, CHANGELOG: CHANGELOG_TABLE, QUARANTINE: QUARANTINE_TABLE}
 _UPDATE_VIEW = "cdclake_expired_hours_update"
 
 
@@ -47,15 +55,55 @@ def expire(spark: SparkSession, settings: RetentionConfig, as_of: dt.datetime, r
                   .groupBy("landed_hour").agg(F.count("*").alias("n")).collect()}
         if published is None:
             published = _published_hours(spark)
-        due = sorted(h for h in counts if h in published)
+        if layer == CHANGELOG:
+            limit = _changelog_limit(spark, published)
+            due = [h for h in sorted(counts) if limit is None or h < limit]
+        else:
+            due = sorted(h for h in counts if h in published)
         metrics[f"{layer}_hours"] = len(due)
         metrics[f"{layer}_rows"] = sum(counts[h] for h in due)
         metrics[f"{layer}_unpublished"] = len(counts) - len(due)
         if due:
             _record(spark, layer, [(h, counts[h]) for h in due], run_id)
-            hours = ", ".join(f"TIMESTAMP '{h:%Y-%m-%d %H:%M:%S}'" for h in due)
-            spark.sql(f"DELETE FROM {table} WHERE landed_hour IN ({hours})")
+            if layer == CHANGELOG:
+                metrics["changelog_base_rows"] = changelog_base.fold_into_base(spark, due[-1])
+                spark.sql(f"DELETE FROM {table} WHERE landed_hour <= {_timestamp(due[-1])}")
+            else:
+                hours = ", ".join(_timestamp(h) for h in due)
+                spark.sql(f"DELETE FROM {table} WHERE landed_hour IN ({hours})")
     return metrics
+
+
+def _timestamp(hour: dt.datetime) -> str:
+    return f"TIMESTAMP '{hour:%Y-%m-%d %H:%M:%S}'"
+
+
+def _changelog_limit(spark: SparkSession, published: set[dt.datetime]) -> dt.datetime | None:
+    """The first hour the changelog must keep: the earliest hour landed or compacted but not
+    published, or a held table's hold, whichever is earlier (None: no limit)."""
+    known = {r["landed_hour"] for r in spark.table(OFFSET_LEDGER).select("landed_hour").distinct().collect()}
+    known |= {r["landed_hour"] for r in spark.table(HOUR_STATUS).select("landed_hour").distinct().collect()}
+    held = [r["since"] for r in spark.table(HELD_TABLES).select("since").collect()]
+    limits = sorted(known - published) + held
+    return min(limits) if limits else None
+
+
+def expired_changelog_through(spark: SparkSession) -> dt.datetime | None:
+    """The newest hour whose changelog expired (recorded before it is folded and deleted)."""
+    value = (spark.table(EXPIRED_HOURS).where(F.col("layer") == F.lit(CHANGELOG))
+             .agg(F.max("landed_hour")).collect()[0][0])
+    return value if isinstance(value, dt.datetime) else None
+
+
+def refuse_expired_changelog(spark: SparkSession, hour: dt.datetime) -> None:
+    """An hour at or before the changelog's expired hours is never run again: its changes live on
+    in ``cdc.changelog_base`` only, and a new copy of them would not be read."""
+    through = expired_changelog_through(spark)
+    if through is not None and hour <= through:
+        raise ExpiredHourError(
+            f"hour {hour:%Y-%m-%dT%H:00:00Z}: the changelog expired up to {through:%Y-%m-%dT%H:00:00Z} under "
+            f"{setting(CHANGELOG)} (ops.expired_hours); its changes are folded into cdc.changelog_base "
+            "and the hour cannot be run again")
 
 
 def expired_hours(spark: SparkSession, layer: str,

@@ -1,9 +1,11 @@
 """Retention per layer (``retention:`` in ``pipeline.yml``): how many days of landing hours
-``raw.kafka_messages`` and ``cdc.quarantine`` keep. ``null`` keeps every hour, the default.
+``raw.kafka_messages``, ``cdc.changelog`` and ``cdc.quarantine`` keep. ``null`` keeps every hour,
+the default.
 
 The maintenance DAG's ``expire_hours`` step drops whole hours at once (``spark_jobs.retention``)
 and records each in ``ops.expired_hours``; it never drops an hour whose publish is not complete.
-An hour whose raw copy expired is re-run only by re-landing it from Kafka (``--reland``).
+An hour whose raw copy expired is re-run only by re-landing it from Kafka (``--reland``); an hour
+whose changelog expired is not re-run at all (its changes live on folded into the changelog base).
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ from typing import Any
 
 from cdclake.exceptions import ConfigError
 
-RAW, QUARANTINE = "raw", "quarantine"
-LAYERS = (RAW, QUARANTINE)
+RAW, CHANGELOG, QUARANTINE = "raw", "changelog", "quarantine"
+LAYERS = (RAW, CHANGELOG, QUARANTINE)
+_KEYS = tuple(f"{layer}_days" for layer in LAYERS)
 
 
 @dataclass(frozen=True)
 class RetentionConfig:
     raw_days: int | None = None
+    changelog_days: int | None = None
     quarantine_days: int | None = None
 
     def days(self, layer: str) -> int | None:
-        return {RAW: self.raw_days, QUARANTINE: self.quarantine_days}[layer]
+        return {RAW: self.raw_days, CHANGELOG: self.changelog_days, QUARANTINE: self.quarantine_days}[layer]
 
     def cutoff(self, layer: str, as_of: dt.datetime) -> dt.datetime | None:
         """Hours landed before this (an hour boundary, naive UTC) expire; None keeps them all."""
@@ -36,16 +40,11 @@ class RetentionConfig:
 
 
 def parse(raw: dict[str, Any]) -> RetentionConfig:
-    if raw.get("changelog_days") is not None:
-        raise ConfigError(
-            "retention.changelog_days is not available: compaction's replays and SCD2 history read a "
-            "table's whole changelog; leave it null (raw_days and quarantine_days are available)")
-    unknown = sorted(set(raw) - {"raw_days", "quarantine_days", "changelog_days"})
+    unknown = sorted(set(raw) - set(_KEYS))
     if unknown:
-        raise ConfigError(f"unknown key(s) under 'retention': {unknown}; known: "
-                          "['changelog_days', 'quarantine_days', 'raw_days']")
+        raise ConfigError(f"unknown key(s) under 'retention': {unknown}; known: {sorted(_KEYS)}")
     values: dict[str, int | None] = {}
-    for key in ("raw_days", "quarantine_days"):
+    for key in _KEYS:
         value = raw.get(key)
         if value is None:
             values[key] = None

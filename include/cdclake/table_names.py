@@ -16,6 +16,7 @@ EXPIRED_HOURS = "ops.expired_hours"
 ERASURES = "ops.erasures"
 ERASED_MESSAGES = "ops.erased_messages"
 CHANGELOG = "cdc.changelog"
+CHANGELOG_BASE = "cdc.changelog_base"  # what expired changelog hours leave (spark_jobs.changelog_base)
 QUARANTINE = "cdc.quarantine"
 RUN_STATS = "ops.run_stats"
 GATE_RESULTS = "ops.gate_results"

@@ -209,13 +209,17 @@ def test_a_start_date_is_explicit_only_when_set_and_a_topic_may_set_its_own(tmp_
 def test_retention_keeps_everything_by_default_and_takes_whole_days(tmp_path: Path) -> None:
     from cdclake.retention import RetentionConfig
 
-    assert _config(tmp_path, "topics: []\n").retention == RetentionConfig(None, None)
+    assert _config(tmp_path, "topics: []\n").retention == RetentionConfig(None, None, None)
     config = _config(tmp_path, "retention:\n  raw_days: 30\n  quarantine_days: 90\n  changelog_days: null\n")
     assert config.retention == RetentionConfig(raw_days=30, quarantine_days=90)
     assert config.retention.cutoff("raw", dt.datetime(2025, 3, 31, 10, 30, tzinfo=dt.UTC)) == \
         dt.datetime(2025, 3, 1, 10)
+    config = _config(tmp_path, "retention:\n  changelog_days: 60\n")
+    assert config.retention == RetentionConfig(changelog_days=60)
+    assert config.retention.cutoff("changelog", dt.datetime(2025, 3, 31, 10, 30, tzinfo=dt.UTC)) == \
+        dt.datetime(2025, 1, 30, 10)
     for text, reason in (("raw_days: 0", "at least 1"), ("raw_days: 1.5", "whole number"),
-                         ("changelog_days: 30", "changelog_days is not available"),
+                         ("changelog_days: -2", "at least 1"),
                          ("raw_dayz: 3", "unknown key")):
         with pytest.raises(ConfigError, match=reason):
             _config(tmp_path, f"retention:\n  {text}\n")

@@ -129,3 +129,139 @@ def test_published_hours_expire_whole_and_a_re_run_needs_a_re_land(spark, config
     for table, column in ((RAW_MESSAGES, "topic"), (QUARANTINE, "kafka_topic"), (CHANGELOG, "kafka_topic")):
         assert _hour_rows(spark, table, H0, column, topic) == before[(table, H0)]
     assert spark.table(EXPIRED_HOURS).where(f"landed_hour = '{H0}'").count() == 0
+
+
+# Changelog retention: landing hours older than any other test's (the expiry applies to the whole
+# shared lake, and the changelog expires as a prefix). Each table is built twice: database
+# ``ret_old`` in hours that expire, ``ret_new`` in later hours that do not.
+EXPIRING = -88_000  # hour(-88000): 2013-12-17T08:00
+KEPT = EXPIRING + 500
+
+
+def _changelog_hours(database: str) -> list[list[dict]]:
+    """Four hours of a keyed table (partial updates, a delete, a key move, late changes) and a
+    keyless one (copies of a row)."""
+    from tests.compaction.changes import BASE, Changes
+
+    def at(minute: int) -> dt.datetime:
+        return BASE + dt.timedelta(minutes=minute)
+
+    items = Changes(database, "items", keys=["id"], types={"id": "LONG", "v": "STRING", "n": "LONG"})
+    log = Changes(database, "log", types={"line": "STRING"})
+    log.offset = 1000
+    return [
+        [items.row("INSERT", after={"id": "1", "v": "a", "n": "1"}, at=at(1)),
+         items.row("INSERT", after={"id": "2", "v": "b", "n": "2"}, at=at(2)),
+         items.row("INSERT", after={"id": "3", "v": "c", "n": "3"}, at=at(3)),
+         items.row("UPDATE", before={"id": "1"}, after={"id": "1", "v": "a2"}, full=False, at=at(5)),
+         log.row("INSERT", after={"line": "x"}, at=at(1)), log.row("INSERT", after={"line": "x"}, at=at(2)),
+         log.row("INSERT", after={"line": "y"}, at=at(3))],
+        [items.row("DELETE", before={"id": "2", "v": "b", "n": "2"}, at=at(6)),
+         items.row("UPDATE", before={"id": "3", "v": "c", "n": "3"}, after={"id": "4", "v": "c", "n": "3"},
+                   at=at(7)),
+         items.row("UPDATE", before={"id": "1"}, after={"id": "1", "n": "7"}, full=False, at=at(8)),
+         log.row("DELETE", before={"line": "x"}, at=at(6))],
+        [items.row("UPDATE", before={"id": "1"}, after={"id": "1", "v": "a3"}, full=False, at=at(10)),
+         items.row("INSERT", after={"id": "5", "v": "e", "n": "5"}, at=at(11))],
+        # Late: key 1 between the base's change and hour 2's; key 2 older than its expired delete.
+        [items.row("UPDATE", before={"id": "1"}, after={"id": "1", "n": "9"}, full=False, at=at(9)),
+         items.row("UPDATE", before={"id": "2"}, after={"id": "2", "v": "zombie"}, full=False, at=at(4)),
+         log.row("INSERT", after={"line": "y"}, at=at(12))],
+    ]
+
+
+def _lake_tables(spark, database: str) -> dict[str, list[tuple]]:
+    drop = {"_cdc_run_id"}
+    tables = {}
+    for name in (f"current.{database}__items", f"current.{database}__log", f"history.{database}__items"):
+        frame = spark.table(name)
+        columns = [c for c in frame.columns if c not in drop]
+        tables[name.replace(database, "db")] = sorted((tuple(r) for r in frame.select(*columns).collect()),
+                                                      key=repr)
+    return tables
+
+
+def test_changelog_hours_expire_into_a_base_that_compaction_and_history_read(spark, config, capsys) -> None:
+    from cdclake import cli
+    from spark_jobs import changelog_base, held_tables
+    from spark_jobs.compact import compact_hour
+    from spark_jobs.compaction.layout import CompactionOptions
+    from spark_jobs.held_tables import Hold
+    from spark_jobs.maintenance import purge_tombstones
+    from tests.compaction.changes import hour, write_hour
+
+    options = CompactionOptions(history={"cdc.test": ("ret_old.items", "ret_new.items")})
+    old, new = _changelog_hours("ret_old"), _changelog_hours("ret_new")
+
+    def run(database_hours: list[list[dict]], first: int, n: int) -> None:
+        write_hour(spark, first + n, database_hours[n])
+        assert compact_hour(spark, hour(first + n), f"compact__{n}", options).failures == []
+
+    for n in range(3):
+        run(old, EXPIRING, n)
+        run(new, KEPT, n)
+        hour_status.record(spark, hour(EXPIRING + n), hour_status.PUBLISH, f"run-{n}",
+                           hour_status.PUBLISHED, [])
+    assert _lake_tables(spark, "ret_old") == _lake_tables(spark, "ret_new")
+
+    retained = dataclasses.replace(config, retention=RetentionConfig(changelog_days=1))
+    as_of = hour(EXPIRING + 2) + dt.timedelta(days=1)  # hours 0 and 1 are past the day
+    hold = Hold(("ret_old", None, "held"), "current.ret_old__held", "ret_old.held", hour(EXPIRING + 1),
+                hour(EXPIRING + 1), "held for the test", "compact__1")
+    with _only_branch(spark, CHANGELOG, None):
+        # A held table's changes since its hold stay: hour 0 expires, hour 1 is kept for now.
+        held_tables.write(spark, [hold])
+        first = maintain(spark, retained, as_of, "maintenance-c1", steps=(RETENTION_STEP,))
+        held_tables.write(spark, [])
+        second = maintain(spark, retained, as_of, "maintenance-c2", steps=(RETENTION_STEP,))
+    try:
+        assert [(r.status, r.metrics) for r in first.results] == [
+            ("OK", {"changelog_hours": 1, "changelog_rows": 7, "changelog_unpublished": 1,
+                    "changelog_base_rows": 6})]
+        assert [(r.status, r.metrics) for r in second.results] == [
+            ("OK", {"changelog_hours": 1, "changelog_rows": 4, "changelog_unpublished": 0,
+                    "changelog_base_rows": 6})]
+        assert spark.table(CHANGELOG).where(f"landed_hour <= '{hour(EXPIRING + 1)}'").count() == 0
+        assert changelog_base.through(spark) == hour(EXPIRING + 1)
+        # One row per key: 1 and 4 live, 2 and 3 deleted (3 by its move); one copy each of x and y.
+        base = sorted(((r["row_key"], r["op"], r["after"] and dict(sorted(r["after"].items())))
+                       for r in changelog_base.rows(spark).collect()), key=repr)
+        assert base == sorted([
+            ('["1"]', "UPDATE", {"id": "1", "n": "7", "v": "a2"}), ('["2"]', "DELETE", None),
+            ('["3"]', "DELETE", None), ('["4"]', "UPDATE", {"id": "4", "n": "3", "v": "c"}),
+            (None, "INSERT", {"line": "x"}), (None, "INSERT", {"line": "y"})], key=repr)
+
+        # A re-run of a kept hour and a late hour read the base for the expired changes.
+        run(old, EXPIRING, 2)
+        assert _lake_tables(spark, "ret_old") == _lake_tables(spark, "ret_new")
+        # Key 2's delete is in the base only once its tombstone is purged: the late change stays deleted.
+        catalog = str(spark.conf.get("spark.sql.defaultCatalog"))
+        assert purge_tombstones(spark, catalog, "current.ret_old__items__tombstones",
+                                dt.datetime(2030, 1, 1)) == {"purged_tombstones": 2}
+        run(old, EXPIRING, 3)
+        run(new, KEPT, 3)
+        expected = _lake_tables(spark, "ret_new")
+        got = _lake_tables(spark, "ret_old")
+        # The documented limit: key 2's late partial change is older than its expired changes, so
+        # its version lays the image over nothing (n unknown) where the whole changelog had n 2.
+        late = [r for r in expected["history.db__items"] if r[2] == "zombie"]
+        assert [r[:2] for r in late] == [(2, 2)]
+        assert got["history.db__items"] == sorted(
+            [r for r in expected["history.db__items"] if r not in late] + [(2, None, *late[0][2:])], key=repr)
+        assert {k: v for k, v in got.items() if k.startswith("current.")} == \
+            {k: v for k, v in expected.items() if k.startswith("current.")}
+        live = spark.table("current.ret_old__items").select("id", "n", "v").orderBy("id").collect()
+        assert [tuple(r) for r in live] == [(1, 9, "a3"), (4, 3, "c"), (5, 5, "e")]
+        assert len(got["history.db__items"]) == 10  # versions made by expired changes kept
+
+        assert cli.main(["history", "rebuild", "--table", "current.ret_old__items"]) == 0
+        capsys.readouterr()
+        assert _lake_tables(spark, "ret_old") == got
+
+        refused = (r"hour 2013-12-17T09:00:00Z: the changelog expired up to 2013-12-17T09:00:00Z under "
+                   r"retention\.changelog_days")
+        with pytest.raises(ExpiredHourError, match=refused):
+            normalize_hour(spark, {}, hour(EXPIRING + 1), "norm-x")
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {in_catalog(spark, 'cdc.changelog_base')}")
+        spark.sql(f"DELETE FROM {EXPIRED_HOURS} WHERE layer = 'changelog'")
