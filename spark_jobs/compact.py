@@ -291,7 +291,7 @@ def compact_table_alone(spark: SparkSession, source_table: SourceTable,
         merge_keyed(spark, table, merge_source, columns)
     # A tombstone is written when a key is deleted (a delete, a key move, a keyless row's last
     # copy) and dropped when a key comes back over it; slow keys are recomputed from history.
-    if n_slow or tombstoned or kinds.get("DELETE") or kinds.get("DEC"):
+    if n_slow or tombstoned or _deletes_keys(kinds):
         merge_tombstones(spark, table, merge_source)
     if not keyless and options.keeps_history(topic, source_table):
         _update_history(spark, source_table, topic, None if newest_truncate else events, columns,
@@ -316,7 +316,7 @@ def compact_table(spark: SparkSession, source_table: SourceTable, plan: TablePla
     n_slow = fold.slow_keys.get(plan.index, 0)
     if n_slow or fold.tombstoned.get(plan.index):
         merge_tombstones(spark, table, merge_source)
-    elif kinds.get("DELETE") or kinds.get("DEC"):  # no tombstone to update or drop: the new ones only
+    elif _deletes_keys(kinds):  # no tombstone to update or drop: the new ones only
         append_tombstones(merge_source, table)
     if not plan.keyless and options.keeps_history(plan.topic, source_table):
         mine = events.where(_same_table(source_table, F.col("source_schema")))
@@ -350,6 +350,11 @@ def plan_table(spark: SparkSession, index: int, source_table: SourceTable, topic
     return TablePlan(index, source_table, table, source, topic, keyless, columns, replay,
                      truncated_before=properties.get(TRUNCATE_PROPERTY),
                      purged_before=int(purged_before) if purged_before else None, kinds=kinds)
+
+
+def _deletes_keys(kinds: Mapping[str, int]) -> bool:
+    """Whether the hour's events (counted by kind) delete a key or a keyless row's copy."""
+    return bool(kinds.get("DELETE") or kinds.get("DEC"))
 
 
 def _keyless(spark: SparkSession, table: str, source: str, kinds: Mapping[str, int]) -> bool:

@@ -45,8 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # Test files that share package fixtures (tests/dags: the hours run by `cdclake run` and backfilled
 # on a scheduler): one worker runs them all, so the fixtures are made once.
-SHARED_FIXTURE_FILES = {"tests/dags/test_hourly_e2e.py": "dags-pipeline",
-                        "tests/dags/test_airflow_page.py": "dags-pipeline"}
+SHARED_FIXTURE_FILES = frozenset({"tests/dags/test_hourly_e2e.py", "tests/dags/test_airflow_page.py"})
+SHARED_FIXTURE_GROUP = "dags-pipeline"
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -58,7 +58,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class FileGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return SHARED_FIXTURE_FILES.get(path, path)
+            return SHARED_FIXTURE_GROUP if path in SHARED_FIXTURE_FILES else path
 
     return FileGroups(config, log)
 

@@ -24,6 +24,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -181,6 +182,35 @@ def _json_rows(stdout: str) -> list[dict[str, object]]:
         if line.startswith("["):
             return list(json.loads(line))
     return []
+
+
+def hour_run_id(config: PipelineConfig, hour: dt.datetime) -> str | None:
+    """The run id of the hourly DAG's run of ``hour`` (its data interval's start), None if none."""
+    runs = _json_rows(_airflow(config, "dags", "list-runs", HOURLY_DAG_ID, "--output", "json").stdout)
+    start = hour.strftime("%Y-%m-%dT%H")
+    found = [r for r in runs if str(r.get("logical_date")).replace(" ", "T").startswith(start)]
+    return str(found[0]["run_id"]) if found else None
+
+
+def task_times(config: PipelineConfig, hour: dt.datetime) -> list[tuple[str, float]]:
+    """Each task of the hour's run and how long it took (seconds), in the order they ran; through
+    the Airflow CLI, so on any metadata database."""
+    run_id = hour_run_id(config, hour)
+    if run_id is None:
+        return []
+    tasks = _json_rows(_airflow(config, "tasks", "states-for-dag-run", HOURLY_DAG_ID, run_id,
+                                "--output", "json").stdout)
+    timed = [(str(t["start_date"]), str(t["task_id"]), dt.datetime.fromisoformat(str(t["end_date"]))
+              - dt.datetime.fromisoformat(str(t["start_date"]))) for t in tasks if t.get("end_date")]
+    return [(task, took.total_seconds()) for _, task, took in sorted(timed)]
+
+
+def clear_task(config: PipelineConfig, hour: dt.datetime, task_id: str) -> subprocess.CompletedProcess[str]:
+    """Clear one task of the hour's run and every task after it (``airflow tasks clear -d``): the
+    scheduler runs them again. The task is matched by its whole id (the CLI takes a pattern)."""
+    at = hour.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    return _airflow(config, "tasks", "clear", HOURLY_DAG_ID, "-s", at, "-e", at,
+                    "-t", f"^{re.escape(task_id)}$", "-d", "-y")
 
 
 def _unpause_when_parsed(config: PipelineConfig, timeout_s: float) -> None:

@@ -103,7 +103,7 @@ def test_three_demo_hours_on_the_scheduler_through_faults_equal_the_embedded_run
                       timeout=HOUR_TIMEOUT_S * 3)
         print(f"embedded: 3 hours (cdclake run) in {time.monotonic() - began:.0f} s")
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        _print_embedded_task_times(home, first)
+        _print_embedded_task_times(env, first)
         embedded = _snapshot_embedded(env)
     finally:
         cdclake("spark", "stop", env=env)
@@ -118,17 +118,13 @@ def test_three_demo_hours_on_the_scheduler_through_faults_equal_the_embedded_run
             f"{name}: embedded only {only_embedded}; cluster only {only_cluster}"
 
 
-def _print_embedded_task_times(home: Path, hour: dt.datetime) -> None:
-    import sqlite3
+def _print_embedded_task_times(env: dict[str, str], hour: dt.datetime) -> None:
+    import sys
 
-    end = (hour + dt.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
-    with sqlite3.connect(home / "airflow" / "airflow.db") as db:
-        rows = db.execute(
-            "SELECT ti.task_id, ti.duration FROM task_instance ti JOIN dag_run dr ON dr.run_id = ti.run_id "
-            "AND dr.dag_id = ti.dag_id WHERE ti.dag_id = 'cdclake_hourly' AND substr(dr.data_interval_end, "
-            "1, 19) = ? ORDER BY ti.start_date", (end,)).fetchall()
-    lines = [f"  {task:20} {float(took or 0):6.1f} s" for task, took in rows]
-    print("embedded: hour 1's tasks\n" + "\n".join(lines))
+    env = {**env, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "include")])}
+    done = subprocess.run([sys.executable, "-c", _TASK_TIMES, hour.isoformat()], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    print("embedded: hour 1's tasks\n" + done.stdout + done.stderr[-1000:])
 
 
 def _backfill(cluster: Cluster, hour: dt.datetime) -> subprocess.CompletedProcess[str]:
@@ -185,31 +181,21 @@ def _executors_in(folder: Path) -> list[int]:
 
 
 _TASK_TIMES = """
-import datetime as dt, json, sys
-from cdclake.airflow_cli import HOURLY_DAG_ID, _airflow, _json_rows
+import datetime as dt, sys
+from cdclake.airflow_cli import task_times
 from cdclake.config import load_config
-config = load_config()
-hour = sys.argv[1][:13]
-runs = _json_rows(_airflow(config, "dags", "list-runs", HOURLY_DAG_ID, "--output", "json").stdout)
-[run] = [r for r in runs if str(r["logical_date"]).replace(" ", "T").startswith(hour)]
-tasks = _json_rows(_airflow(config, "tasks", "states-for-dag-run", HOURLY_DAG_ID, str(run["run_id"]),
-                            "--output", "json").stdout)
-for t in tasks:
-    took = dt.datetime.fromisoformat(t["end_date"]) - dt.datetime.fromisoformat(t["start_date"])
-    print(f"  {t['task_id']:20} {took.total_seconds():6.1f} s")
+for task, took in task_times(load_config(), dt.datetime.fromisoformat(sys.argv[1])):
+    print(f"  {task:20} {took:6.1f} s")
 """
 
 
 _CLEAR = """
-import sys
-from cdclake.airflow_cli import HOURLY_DAG_ID, _airflow, backfill_runs
+import datetime as dt, sys, time
+from cdclake.airflow_cli import backfill_runs, clear_task
 from cdclake.config import load_config
-import datetime as dt, time
 config = load_config()
 hour = dt.datetime.fromisoformat(sys.argv[1])
-at = hour.strftime("%Y-%m-%dT%H:%M:%S+00:00")
-# -t matches task ids by substring here: "land" is the land task alone.
-done = _airflow(config, "tasks", "clear", HOURLY_DAG_ID, "-s", at, "-e", at, "-t", "land", "-d", "-y")
+done = clear_task(config, hour, "land")
 print(done.stdout[-2000:], done.stderr[-2000:])
 assert done.returncode == 0, done.stdout + done.stderr
 deadline = time.monotonic() + float(sys.argv[2])
