@@ -185,11 +185,22 @@ def _json_rows(stdout: str) -> list[dict[str, object]]:
 
 
 def hour_run_id(config: PipelineConfig, hour: dt.datetime) -> str | None:
-    """The run id of the hourly DAG's run of ``hour`` (its data interval's start), None if none."""
+    """The run id of the hourly DAG's latest run of the hour starting at ``hour``, None if none: a
+    scheduled or backfill run (logical date the hour, run after its end) or ``cdclake run``'s
+    ``airflow dags test`` (a manual run whose logical date is the hour's end)."""
     runs = _json_rows(_airflow(config, "dags", "list-runs", HOURLY_DAG_ID, "--output", "json").stdout)
-    start = hour.strftime("%Y-%m-%dT%H")
-    found = [r for r in runs if str(r.get("logical_date")).replace(" ", "T").startswith(start)]
-    return str(found[0]["run_id"]) if found else None
+    start = hour.astimezone(dt.UTC).replace(tzinfo=None) if hour.tzinfo else hour
+    end = start + dt.timedelta(hours=1)
+
+    def moment(text: object) -> dt.datetime | None:
+        return dt.datetime.fromisoformat(str(text)).astimezone(dt.UTC).replace(tzinfo=None) if text else None
+
+    for run in runs:  # the latest first
+        logical, after = moment(run.get("logical_date")), moment(run.get("run_after"))
+        tested = str(run.get("run_id", "")).startswith("manual__") and logical == end
+        if tested or (logical == start and after == end):
+            return str(run["run_id"])
+    return None
 
 
 def task_times(config: PipelineConfig, hour: dt.datetime) -> list[tuple[str, float]]:

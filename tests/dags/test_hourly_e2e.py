@@ -124,13 +124,20 @@ def test_rerunning_the_middle_hour_changes_nothing(pipeline, config_file) -> Non
 
 
 def test_backfilling_the_hours_on_the_scheduler_gives_the_same_tables(pipeline, backfilled) -> None:
-    from cdclake.airflow_cli import backfill_runs
+    from cdclake.airflow_cli import backfill_runs, task_times
 
     assert backfill_runs(backfilled.config, HOURS) == {
         h.strftime("%Y-%m-%dT%H:00:00Z"): "success" for h in HOURS}
     expected = snapshot(pipeline)
     assert len(expected["current.shop__products"]) == 2
     assert snapshot(backfilled.config) == expected
+
+    # Each task's time, read through the Airflow CLI: from `airflow dags test` runs and the scheduler's.
+    tasks = ["plan", "land", "validate_raw", "normalize", "validate_changelog", "compact", "validate_current",
+             "publish"]
+    for config in (pipeline, backfilled.config):
+        times = task_times(config, HOURS[0])
+        assert [task for task, _ in times] == tasks and all(took >= 0 for _, took in times), times
 
 
 def test_the_ui_asks_for_a_login_and_listens_on_localhost_only(backfilled) -> None:

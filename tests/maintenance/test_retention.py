@@ -186,6 +186,7 @@ def test_changelog_hours_expire_into_a_base_that_compaction_and_history_read(spa
     from spark_jobs import changelog_base, held_tables
     from spark_jobs.compact import compact_hour
     from spark_jobs.compaction.layout import CompactionOptions
+    from spark_jobs.erasure import ErasureRequest, plan_erasure
     from spark_jobs.held_tables import Hold
     from spark_jobs.maintenance import purge_tombstones
     from tests.compaction.changes import hour, write_hour
@@ -257,6 +258,11 @@ def test_changelog_hours_expire_into_a_base_that_compaction_and_history_read(spa
         assert cli.main(["history", "rebuild", "--table", "current.ret_old__items"]) == 0
         capsys.readouterr()
         assert _lake_tables(spark, "ret_old") == got
+
+        # An erasure finds a key whose changes all expired in the base, as in the changelog.
+        plan, _, _ = plan_erasure(spark, ErasureRequest("ret_old.items", {"id": 4}, "test"))
+        assert {table: n for table, n in plan.rows.items() if n} == {
+            "current.ret_old__items": 1, "history.ret_old__items": 1, "cdc.changelog_base": 1}
 
         refused = (r"hour 2013-12-17T09:00:00Z: the changelog expired up to 2013-12-17T09:00:00Z under "
                    r"retention\.changelog_days")
