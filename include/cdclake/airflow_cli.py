@@ -24,7 +24,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -217,11 +216,11 @@ def task_times(config: PipelineConfig, hour: dt.datetime) -> list[tuple[str, flo
 
 
 def clear_task(config: PipelineConfig, hour: dt.datetime, task_id: str) -> subprocess.CompletedProcess[str]:
-    """Clear one task of the hour's run and every task after it (``airflow tasks clear -d``): the
-    scheduler runs them again. The task is matched by its whole id (the CLI takes a pattern)."""
+    """Clear the hour's tasks whose id contains ``task_id`` and every task after them (``airflow
+    tasks clear -t ... -d``: Airflow matches the ids by substring, not as a pattern; ``land`` is the
+    land task alone): the scheduler runs them again."""
     at = hour.strftime("%Y-%m-%dT%H:%M:%S+00:00")
-    return _airflow(config, "tasks", "clear", HOURLY_DAG_ID, "-s", at, "-e", at,
-                    "-t", f"^{re.escape(task_id)}$", "-d", "-y")
+    return _airflow(config, "tasks", "clear", HOURLY_DAG_ID, "-s", at, "-e", at, "-t", task_id, "-d", "-y")
 
 
 def _unpause_when_parsed(config: PipelineConfig, timeout_s: float) -> None:
