@@ -13,6 +13,6 @@ mypy
 echo; echo "== pytest"
 # Two workers, a test file (or the files tests/conftest.py groups) each at a time, in the order
 # tests/conftest.py gives (the longest first): most tests wait on Spark, Kafka or Airflow, not
-# on a core. The cluster tier runs too.
+# on a core. The cluster tier runs only when asked: bash scripts/test.sh --cluster-tier
 pytest -q -p no:cacheprovider --durations=25 -n "${CDCLAKE_TEST_WORKERS:-2}" --dist loadfile \
-  --no-loadscope-reorder --cluster-tier "$@"
+  --no-loadscope-reorder "$@"

@@ -40,7 +40,7 @@ logging.getLogger("great_expectations").setLevel(logging.WARNING)
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--cluster-tier", action="store_true",
-                     help="run the cluster tier too (tests/cluster; scripts/test.sh gives it)")
+                     help="run the cluster tier too (tests/cluster)")
 
 
 # Test files that share package fixtures (tests/dags: the hours run by `cdclake run` and backfilled
@@ -67,7 +67,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tiers by marker: unit (unmarked), ``spark`` and ``e2e`` (both ``slow``): ``-m e2e`` runs
     the DAG runs, ``-m spark`` the rest of the integration tests, ``-m "not slow"`` the unit tests.
     The ``cluster`` tier (tests/cluster: the native cluster, ``cdclake cluster``) runs only when
-    ``-m`` names it or ``--cluster-tier`` is given (``scripts/test.sh`` gives it): it starts a
+    ``-m`` names it or ``--cluster-tier`` is given (``bash scripts/test.sh --cluster-tier``): it starts a
     dozen processes for many minutes."""
     wants_cluster = "cluster" in (config.option.markexpr or "") or bool(config.getoption("cluster_tier"))
     for item in items:

@@ -143,9 +143,20 @@ def _open_cdclake_page(page):  # -> FrameLocator
     return frame
 
 
-def _backfill_from_the_dialog(page, first: dt.datetime, last: dt.datetime) -> None:
+def _backfill_from_the_dialog(page, first: dt.datetime, last: dt.datetime, attempts: int = 4) -> None:
     """Trigger -> Backfill on the hourly DAG: the range (logical dates, the hours' starts, both
-    included), "All Runs", then Run Backfill."""
+    included), "All Runs", then Run Backfill. Airflow answers 503 when its SQLite database is
+    locked (it says to retry, or use PostgreSQL): the dialog is filled in again, as a user would."""
+    for attempt in range(attempts):
+        response = _fill_and_run_backfill(page, first, last)
+        if response.ok or response.status != 503 or attempt == attempts - 1:
+            break
+        page.wait_for_timeout(5_000)
+        page.goto(page.url.split("/dags")[0] + "/")
+    assert response.ok, response.text()
+
+
+def _fill_and_run_backfill(page, first: dt.datetime, last: dt.datetime):  # -> playwright Response
     from playwright.sync_api import expect
 
     page.get_by_role("link", name="Dags").first.click()
@@ -174,7 +185,7 @@ def _backfill_from_the_dialog(page, first: dt.datetime, last: dt.datetime) -> No
     created = page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/backfills"))
     with created as response:
         page.get_by_role("button", name="Run Backfill").click()
-    assert response.value.ok, response.value.text()
+    return response.value
 
 
 def _wait_for_backfill(backfilled, created_after: dt.datetime, timeout_s: float = 900) -> dict:
